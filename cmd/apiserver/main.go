@@ -1,0 +1,53 @@
+// Command apiserver serves the Kubernetes resource API over etcd.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cronplane/cronplane/pkg/apiserver"
+)
+
+func main() {
+	if err := newCommand().Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+
+func newCommand() *cobra.Command {
+	opts := apiserver.DefaultOptions()
+	cmd := &cobra.Command{
+		Use:          "apiserver",
+		Short:        "Serve the Kubernetes resource API (v1.29 semantics) over etcd",
+		SilenceUsage: true,
+		Args:         cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			s, err := apiserver.New(ctx, opts)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			fmt.Fprintf(os.Stderr, "apiserver ready at %s\nadmin kubeconfig: %s\n", s.URL, s.KubeconfigPath)
+			return s.Serve(ctx)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&opts.EtcdServers, "etcd-servers", opts.EtcdServers, "etcd client URLs, comma separated; empty starts an embedded etcd under --data-dir")
+	f.StringVar(&opts.DataDir, "data-dir", opts.DataDir, "directory for the embedded etcd, generated certificates and admin.kubeconfig")
+	f.StringVar(&opts.EtcdPrefix, "etcd-prefix", opts.EtcdPrefix, "prefix of every key in etcd")
+	f.StringVar(&opts.BindAddress, "bind-address", opts.BindAddress, "IP address to serve HTTPS on")
+	f.IntVar(&opts.SecurePort, "secure-port", opts.SecurePort, "port to serve HTTPS on (0 picks a free one)")
+	f.StringVar(&opts.CertDir, "cert-dir", opts.CertDir, "directory of the generated CA and serving certificate (default <data-dir>/certs); ignored when --tls-cert-file and --tls-private-key-file are set")
+	f.StringVar(&opts.TLSCertFile, "tls-cert-file", opts.TLSCertFile, "serving certificate (PEM)")
+	f.StringVar(&opts.TLSPrivateKeyFile, "tls-private-key-file", opts.TLSPrivateKeyFile, "serving certificate's private key (PEM)")
+	f.StringVar(&opts.TokenAuthFile, "token-auth-file", opts.TokenAuthFile, "static bearer tokens, one per line: token,user,uid,\"group1,group2\"")
+	f.Int64Var(&opts.MinRequestTimeout, "min-request-timeout", opts.MinRequestTimeout, "seconds a watch without timeoutSeconds lasts at least (it lasts up to twice this)")
+	return cmd
+}

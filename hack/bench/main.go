@@ -1,0 +1,379 @@
+// Command bench measures the apiserver against the targets in the issues:
+// start-to-ready time, idle RSS, full and paged lists of 5,000 CronJobs,
+// gets per second with 16 clients, watch delivery to 200 watchers, and RSS
+// under that load. It starts bin/apiserver on an embedded etcd in a
+// temporary directory on a free loopback port and stops it at the end.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+var (
+	apiserverBin = flag.String("apiserver", "bin/apiserver", "apiserver binary")
+	objects      = flag.Int("objects", 5000, "CronJobs to create")
+	clients      = flag.Int("clients", 16, "concurrent clients")
+	watchers     = flag.Int("watchers", 200, "concurrent watchers")
+	updates      = flag.Int("updates", 500, "updates sent to the watchers")
+	updateRate   = flag.Int("update-rate", 100, "updates per second")
+	rounds       = flag.Int("rounds", 15, "repetitions of each list measurement")
+)
+
+const namespace = "bench"
+
+type bench struct {
+	url    string
+	token  string
+	client *http.Client
+	pid    int
+}
+
+func main() {
+	flag.Parse()
+	log.SetFlags(0)
+	dir, err := os.MkdirTemp("", "cronplane-bench-")
+	check(err)
+	defer os.RemoveAll(dir)
+	port := freePort()
+
+	start := time.Now()
+	cmd := exec.Command(*apiserverBin, "--data-dir", dir, "--secure-port", strconv.Itoa(port))
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	check(cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	b := &bench{pid: cmd.Process.Pid}
+	b.waitReady(filepath.Join(dir, "admin.kubeconfig"), start)
+	ready := time.Since(start)
+	time.Sleep(2 * time.Second)
+	report("start to ready", ready.Round(time.Millisecond).String(), "")
+	report("idle RSS (apiserver + embedded etcd)", mib(b.rss()), "")
+
+	b.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"`+namespace+`"}}`, 201)
+	b.create()
+	b.lists()
+	b.gets()
+	b.watch()
+	report("RSS with the objects cached, after the load", mib(b.rss()), "target <= 200 MiB")
+}
+
+func (b *bench) waitReady(kubeconfig string, start time.Time) {
+	deadline := start.Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if data, err := os.ReadFile(kubeconfig); err == nil && len(data) > 0 {
+			var kc struct {
+				Clusters []struct {
+					Cluster struct {
+						Server string `json:"server"`
+						CAData []byte `json:"certificate-authority-data"`
+					} `json:"cluster"`
+				} `json:"clusters"`
+				Users []struct {
+					User struct {
+						Token string `json:"token"`
+					} `json:"user"`
+				} `json:"users"`
+			}
+			if yaml.Unmarshal(data, &kc) == nil && len(kc.Clusters) > 0 && len(kc.Users) > 0 {
+				pool := x509.NewCertPool()
+				pool.AppendCertsFromPEM(kc.Clusters[0].Cluster.CAData)
+				b.url, b.token = kc.Clusters[0].Cluster.Server, kc.Users[0].User.Token
+				b.client = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
+					TLSClientConfig:     &tls.Config{RootCAs: pool},
+					MaxIdleConnsPerHost: 512,
+					ForceAttemptHTTP2:   false,
+				}}
+				if resp, err := b.client.Get(b.url + "/readyz"); err == nil {
+					resp.Body.Close()
+					if resp.StatusCode == 200 {
+						return
+					}
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	log.Fatal("apiserver not ready within 60s")
+}
+
+func (b *bench) request(method, path, body, contentType string) (*http.Response, error) {
+	req, err := http.NewRequest(method, b.url+path, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	if body != "" {
+		if contentType == "" {
+			contentType = "application/json"
+		}
+		req.Header.Set("Content-Type", contentType)
+	}
+	return b.client.Do(req)
+}
+
+// do sends a request and fails unless the answer has the wanted code.
+func (b *bench) do(method, path, body string, want int) []byte {
+	resp, err := b.request(method, path, body, "")
+	check(err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	check(err)
+	if resp.StatusCode != want {
+		log.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, data)
+	}
+	return data
+}
+
+// cronJob is about 1 KB of JSON.
+func cronJob(i int) string {
+	return fmt.Sprintf(`{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"cj-%05d","labels":{"app":"bench","shard":"s%d"},"annotations":{"description":"%s"}},
+"spec":{"schedule":"*/5 * * * *","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"OnFailure",
+"containers":[{"name":"main","image":"busybox:1.36","command":["sh","-c","echo hello from the benchmark"],"env":[{"name":"A","value":"1"},{"name":"B","value":"2"}]}]}}}}}}`,
+		i, i%10, strings.Repeat("x", 200))
+}
+
+func (b *bench) create() {
+	start := time.Now()
+	parallel(*clients, *objects, func(i int) {
+		b.do("POST", "/apis/batch/v1/namespaces/"+namespace+"/cronjobs", cronJob(i), 201)
+	})
+	d := time.Since(start)
+	report(fmt.Sprintf("create %d CronJobs, %d clients", *objects, *clients), fmt.Sprintf("%.0f/s", float64(*objects)/d.Seconds()), "")
+}
+
+func (b *bench) lists() {
+	path := "/apis/batch/v1/namespaces/" + namespace + "/cronjobs"
+	var size int
+	measure := func(name, query, target string) {
+		var ds []time.Duration
+		for i := 0; i < *rounds; i++ {
+			t := time.Now()
+			size = len(b.do("GET", path+query, "", 200))
+			ds = append(ds, time.Since(t))
+		}
+		report(name, fmt.Sprintf("p50 %s", pct(ds, 50)), target)
+	}
+	measure("full list, JSON, resourceVersion=0", "?resourceVersion=0", "target p50 <= 60ms")
+	report("  list size", fmt.Sprintf("%.1f MB", float64(size)/1e6), "")
+	measure("full list, JSON, consistent", "", "target p50 <= 150ms")
+
+	var ds []time.Duration
+	for i := 0; i < *rounds; i++ {
+		t := time.Now()
+		cont, pages, items := "", 0, 0
+		for {
+			q := "?limit=500"
+			if cont != "" {
+				q += "&continue=" + cont
+			}
+			var l struct {
+				Metadata struct {
+					Continue string `json:"continue"`
+				} `json:"metadata"`
+				Items []json.RawMessage `json:"items"`
+			}
+			check(json.Unmarshal(b.do("GET", path+q, "", 200), &l))
+			pages++
+			items += len(l.Items)
+			if l.Metadata.Continue == "" {
+				break
+			}
+			cont = l.Metadata.Continue
+		}
+		if items != *objects {
+			log.Fatalf("paged list returned %d items in %d pages, want %d", items, pages, *objects)
+		}
+		ds = append(ds, time.Since(t))
+	}
+	report("paged list, limit 500, all pages", fmt.Sprintf("p50 %s", pct(ds, 50)), "target <= 250ms")
+}
+
+func (b *bench) gets() {
+	const duration = 5 * time.Second
+	var n atomic.Int64
+	deadline := time.Now().Add(duration)
+	var wg sync.WaitGroup
+	for c := 0; c < *clients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			for i := c; time.Now().Before(deadline); i += *clients {
+				b.do("GET", fmt.Sprintf("/apis/batch/v1/namespaces/%s/cronjobs/cj-%05d", namespace, i%*objects), "", 200)
+				n.Add(1)
+			}
+		}(c)
+	}
+	wg.Wait()
+	report(fmt.Sprintf("get one object, %d clients", *clients), fmt.Sprintf("%.0f/s", float64(n.Load())/duration.Seconds()), "target >= 4000/s")
+}
+
+// watch starts the watchers, sends the updates at the given rate and
+// measures the delay from each update's send time (carried in an
+// annotation) to its arrival at every watcher.
+func (b *bench) watch() {
+	list := b.do("GET", "/apis/batch/v1/namespaces/"+namespace+"/cronjobs?limit=1", "", 200)
+	var l struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	check(json.Unmarshal(list, &l))
+
+	var mu sync.Mutex
+	var delays []time.Duration
+	received := make([]int, *watchers)
+	var ready, done sync.WaitGroup
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(*updates / *updateRate + 60)*time.Second)
+	defer cancel()
+	for w := 0; w < *watchers; w++ {
+		ready.Add(1)
+		done.Add(1)
+		go func(w int) {
+			defer done.Done()
+			req, _ := http.NewRequestWithContext(ctx, "GET", b.url+"/apis/batch/v1/namespaces/"+namespace+"/cronjobs?watch=1&resourceVersion="+l.Metadata.ResourceVersion, nil)
+			req.Header.Set("Authorization", "Bearer "+b.token)
+			resp, err := b.client.Do(req)
+			ready.Done()
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 1<<20), 1<<22)
+			var local []time.Duration
+			for sc.Scan() {
+				var e struct {
+					Object struct {
+						Metadata struct {
+							Annotations map[string]string `json:"annotations"`
+						} `json:"metadata"`
+					} `json:"object"`
+				}
+				if json.Unmarshal(sc.Bytes(), &e) != nil {
+					continue
+				}
+				sent, err := strconv.ParseInt(e.Object.Metadata.Annotations["bench/sent"], 10, 64)
+				if err != nil {
+					continue
+				}
+				local = append(local, time.Since(time.Unix(0, sent)))
+				if len(local) == *updates {
+					break
+				}
+			}
+			mu.Lock()
+			delays = append(delays, local...)
+			received[w] = len(local)
+			mu.Unlock()
+		}(w)
+	}
+	ready.Wait()
+	time.Sleep(500 * time.Millisecond)
+	tick := time.NewTicker(time.Second / time.Duration(*updateRate))
+	for i := 0; i < *updates; i++ {
+		<-tick.C
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{"bench/sent":"%d"}}}`, time.Now().UnixNano())
+		resp, err := b.request("PATCH", fmt.Sprintf("/apis/batch/v1/namespaces/%s/cronjobs/cj-%05d", namespace, i%*objects), patch, "application/merge-patch+json")
+		check(err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			log.Fatalf("patch: %d", resp.StatusCode)
+		}
+	}
+	tick.Stop()
+	done.Wait()
+	lost := 0
+	for _, n := range received {
+		lost += *updates - n
+	}
+	report(fmt.Sprintf("watch delivery, %d watchers, %d updates at %d/s", *watchers, *updates, *updateRate),
+		fmt.Sprintf("p50 %s p99 %s, lost %d", pct(delays, 50), pct(delays, 99), lost), "target p99 <= 50ms, none lost")
+}
+
+func (b *bench) rss() int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", b.pid))
+	check(err)
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			f := strings.Fields(line)
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+func parallel(workers, n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func pct(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := (len(s)*p + 99) / 100
+	if i > 0 {
+		i--
+	}
+	return s[i].Round(100 * time.Microsecond)
+}
+
+func report(name, value, target string) {
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "%-58s %-28s %s", name, value, target)
+	fmt.Println(strings.TrimRight(buf.String(), " "))
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}

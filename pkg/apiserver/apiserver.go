@@ -1,0 +1,443 @@
+// Package apiserver assembles the server: it connects to etcd (or starts an
+// embedded one), registers the built-in resources, and builds the handler
+// chain a request walks through top to bottom:
+//
+//	request info → authentication → authorization → router
+//	router: health, version, discovery, or the resource handler
+//	resource handler: negotiate → decode → store (strategy, admission, storage) → encode
+//
+// It holds no state that is not in etcd, so several apiservers can share one
+// etcd cluster.
+package apiserver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/mux"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/cronplane/cronplane/pkg/admission"
+	"github.com/cronplane/cronplane/pkg/authn"
+	"github.com/cronplane/cronplane/pkg/authz"
+	"github.com/cronplane/cronplane/pkg/certs"
+	"github.com/cronplane/cronplane/pkg/discovery"
+	"github.com/cronplane/cronplane/pkg/etcdserver"
+	"github.com/cronplane/cronplane/pkg/handler"
+	"github.com/cronplane/cronplane/pkg/kubeconfig"
+	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/batch"
+	"github.com/cronplane/cronplane/pkg/registry/coordination"
+	"github.com/cronplane/cronplane/pkg/registry/core"
+	"github.com/cronplane/cronplane/pkg/registry/events"
+	"github.com/cronplane/cronplane/pkg/request"
+	"github.com/cronplane/cronplane/pkg/response"
+	"github.com/cronplane/cronplane/pkg/storage"
+	"github.com/cronplane/cronplane/pkg/storage/etcd3"
+	"github.com/cronplane/cronplane/pkg/watchcache"
+)
+
+// Options are the apiserver's settings; cmd/apiserver binds them to flags.
+type Options struct {
+	// EtcdServers lists etcd client URLs; empty starts an embedded etcd in
+	// DataDir/etcd.
+	EtcdServers []string
+	DataDir     string
+	EtcdPrefix  string
+	BindAddress string
+	// SecurePort 0 picks a free port.
+	SecurePort int
+	// CertDir holds the generated CA and serving certificate; empty means
+	// DataDir/certs.
+	CertDir           string
+	TLSCertFile       string
+	TLSPrivateKeyFile string
+	TokenAuthFile     string
+	// MinRequestTimeout (seconds) bounds watches without timeoutSeconds.
+	MinRequestTimeout int64
+	// Logf receives progress messages; nil logs to the standard logger.
+	Logf func(format string, args ...interface{})
+}
+
+// DefaultOptions are the flag defaults.
+func DefaultOptions() Options {
+	return Options{
+		DataDir:           ".cronplane",
+		EtcdPrefix:        "/registry",
+		BindAddress:       "127.0.0.1",
+		SecurePort:        6443,
+		MinRequestTimeout: 1800,
+	}
+}
+
+// Server is a running apiserver.
+type Server struct {
+	opts     Options
+	etcd     *etcdserver.Server
+	client   *clientv3.Client
+	Registry *registry.Registry
+	handler  http.Handler
+	listener net.Listener
+	http     *http.Server
+	// URL is the server's https address; CAData the PEM of its CA;
+	// AdminToken a token in group system:masters; KubeconfigPath the
+	// admin kubeconfig written at start.
+	URL            string
+	CAData         []byte
+	AdminToken     string
+	KubeconfigPath string
+	closed         chan struct{}
+	caches         map[string]*watchcache.Cache
+	// stopRequests ends long-running requests (watches) on Close.
+	stopRequests context.CancelFunc
+}
+
+// New prepares a server: etcd, certificates, credentials, resources and the
+// listener. Serve starts answering.
+func New(ctx context.Context, opts Options) (s *Server, err error) {
+	if opts.Logf == nil {
+		opts.Logf = log.Printf
+	}
+	s = &Server{opts: opts, closed: make(chan struct{}), caches: map[string]*watchcache.Cache{}}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := s.connectEtcd(ctx); err != nil {
+		return nil, err
+	}
+
+	tokens := authn.NewTokenSet()
+	if opts.TokenAuthFile != "" {
+		if tokens, err = authn.LoadTokenFile(opts.TokenAuthFile); err != nil {
+			return nil, err
+		}
+	}
+	s.AdminToken = randomToken()
+	tokens.Add(s.AdminToken, &authn.User{Name: "cronplane-admin", UID: "cronplane-admin", Groups: []string{"system:masters"}})
+
+	s.Registry = registry.NewRegistry()
+	s.installResources()
+	if err := s.bootstrapNamespaces(ctx); err != nil {
+		return nil, err
+	}
+	s.handler = s.buildChain(tokens)
+
+	tlsConfig, err := s.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.SecurePort)))
+	if err != nil {
+		return nil, err
+	}
+	s.listener = tls.NewListener(ln, tlsConfig)
+	host := opts.BindAddress
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	s.URL = "https://" + net.JoinHostPort(host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	s.KubeconfigPath = filepath.Join(opts.DataDir, "admin.kubeconfig")
+	if err := kubeconfig.Write(s.KubeconfigPath, kubeconfig.Config{
+		Server: s.URL, CAData: s.CAData, Token: s.AdminToken, UserName: "cronplane-admin",
+	}); err != nil {
+		return nil, err
+	}
+	baseCtx, stop := context.WithCancel(context.Background())
+	s.stopRequests = stop
+	s.http = &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 30 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return baseCtx },
+	}
+	return s, nil
+}
+
+func (s *Server) connectEtcd(ctx context.Context) error {
+	if len(s.opts.EtcdServers) == 0 {
+		dir := filepath.Join(s.opts.DataDir, "etcd")
+		s.opts.Logf("starting embedded etcd in %s", dir)
+		e, err := etcdserver.Start(ctx, etcdserver.Config{DataDir: dir})
+		if err != nil {
+			return fmt.Errorf("embedded etcd: %w", err)
+		}
+		s.etcd, s.client = e, e.Client()
+		return nil
+	}
+	c, err := clientv3.New(clientv3.Config{Endpoints: s.opts.EtcdServers, DialTimeout: 10 * time.Second, Context: ctx})
+	if err != nil {
+		return fmt.Errorf("connecting to etcd %v: %w", s.opts.EtcdServers, err)
+	}
+	s.client = c
+	return nil
+}
+
+// installResources registers the built-in resources.
+func (s *Server) installResources() {
+	nsResource := core.NamespaceResource()
+	resources := []*registry.Resource{nsResource, core.EventResource()}
+	resources = append(resources, batch.Resources()...)
+	resources = append(resources, coordination.Resources()...)
+	resources = append(resources, events.Resources()...)
+	nsStore := s.newStore(nsResource, nil)
+	adm := admission.Chain{admission.NamespaceLifecycle{Namespaces: namespaceGetter{nsStore}}}
+	nsStore.Admission = adm
+	for _, res := range resources {
+		if res == nsResource {
+			s.Registry.Add(nsStore)
+			continue
+		}
+		s.Registry.Add(s.newStore(res, adm))
+	}
+}
+
+func (s *Server) newStore(res *registry.Resource, adm admission.Interface) *registry.Store {
+	return &registry.Store{
+		Resource:  res,
+		Storage:   s.storageFor(res),
+		KeyRoot:   s.opts.EtcdPrefix,
+		Admission: adm,
+	}
+}
+
+// storageFor returns the watch cache over etcd of a resource's storage;
+// resources stored under the same keys (the two event APIs) share one.
+func (s *Server) storageFor(res *registry.Resource) storage.Interface {
+	codec, newFunc := res.Codec, res.New
+	if conv := res.Conversion; conv != nil {
+		codec = conv.StorageCodec
+		newFunc = func() runtime.Object {
+			obj, _ := conv.ToStorage(res.New())
+			return obj
+		}
+	}
+	prefix := registry.StoragePrefix(s.opts.EtcdPrefix, res)
+	if c, ok := s.caches[prefix]; ok {
+		return c
+	}
+	c := watchcache.New(etcd3.New(s.client, codec, newFunc), prefix, newFunc, watchcache.Config{})
+	s.caches[prefix] = c
+	return c
+}
+
+type namespaceGetter struct{ store *registry.Store }
+
+func (g namespaceGetter) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
+	obj, err := g.store.Get(ctx, "", name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return storage.Unwrap(obj).(*corev1.Namespace), nil
+}
+
+// bootstrapNamespaces creates the namespaces every cluster has.
+func (s *Server) bootstrapNamespaces(ctx context.Context) error {
+	store, _ := s.Registry.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
+	for _, name := range append(append([]string(nil), admission.ImmortalNamespaces...), corev1.NamespaceNodeLease) {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if _, err := store.Create(ctx, "", ns, registry.WriteOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// publicPaths may be read without credentials.
+var publicPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true}
+
+func (s *Server) buildChain(tokens *authn.TokenSet) http.Handler {
+	resources := &handler.Handler{Registry: s.Registry, MinRequestTimeout: s.opts.MinRequestTimeout}
+	disc := &discovery.Handler{Registry: s.Registry}
+	r := mux.NewRouter()
+	r.HandleFunc("/healthz", s.serveHealth(false)).Methods(http.MethodGet)
+	r.HandleFunc("/livez", s.serveHealth(false)).Methods(http.MethodGet)
+	r.HandleFunc("/readyz", s.serveHealth(true)).Methods(http.MethodGet)
+	r.HandleFunc("/version", disc.ServeVersion).Methods(http.MethodGet)
+	r.HandleFunc("/api", disc.ServeLegacy).Methods(http.MethodGet)
+	r.HandleFunc("/api/v1", func(w http.ResponseWriter, r *http.Request) {
+		disc.ServeResources(w, r, schema.GroupVersion{Version: "v1"})
+	}).Methods(http.MethodGet)
+	r.HandleFunc("/apis", disc.ServeGroups).Methods(http.MethodGet)
+	r.HandleFunc("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
+		disc.ServeGroup(w, r, mux.Vars(r)["group"])
+	}).Methods(http.MethodGet)
+	r.HandleFunc("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
+		v := mux.Vars(r)
+		disc.ServeResources(w, r, schema.GroupVersion{Group: v["group"], Version: v["version"]})
+	}).Methods(http.MethodGet)
+	r.PathPrefix("/api/").Handler(resources)
+	r.PathPrefix("/apis/").Handler(resources)
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		response.WriteError(w, r, response.ErrNotFound())
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		response.WriteError(w, r, response.ErrNotFound())
+	})
+
+	var h http.Handler = r
+	h = authz.WithAuthorization(h, authz.Chain{authz.PublicPaths(publicPaths), authz.AuthenticatedUsers{}})
+	h = authn.WithAuthentication(h, tokens, func(r *http.Request) bool { return publicPaths[r.URL.Path] })
+	h = request.WithRequestInfoFilter(h)
+	return withPanicRecovery(h)
+}
+
+func withPanicRecovery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				log.Printf("panic serving %s %s: %v", r.Method, r.URL.Path, v)
+				response.WriteError(w, r, apierrors.NewInternalError(fmt.Errorf("%v", v)))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// serveHealth answers /healthz, /livez and, with the etcd check, /readyz.
+func (s *Server) serveHealth(checkEtcd bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		checks := []string{"[+]ping ok"}
+		healthy := true
+		if checkEtcd {
+			ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+			_, err := s.client.Get(ctx, s.opts.EtcdPrefix+"/health", clientv3.WithCountOnly())
+			cancel()
+			if err != nil {
+				healthy = false
+				checks = append(checks, "[-]etcd failed: reason withheld")
+			} else {
+				checks = append(checks, "[+]etcd ok")
+			}
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		code := http.StatusOK
+		if !healthy {
+			code = http.StatusInternalServerError
+		}
+		w.WriteHeader(code)
+		_, verbose := r.URL.Query()["verbose"]
+		switch {
+		case verbose || !healthy:
+			for _, c := range checks {
+				fmt.Fprintln(w, c)
+			}
+			if healthy {
+				fmt.Fprintf(w, "%s check passed\n", r.URL.Path[1:])
+			} else {
+				fmt.Fprintf(w, "%s check failed\n", r.URL.Path[1:])
+			}
+		default:
+			fmt.Fprint(w, "ok")
+		}
+	}
+}
+
+func (s *Server) tlsConfig() (*tls.Config, error) {
+	certFile, keyFile := s.opts.TLSCertFile, s.opts.TLSPrivateKeyFile
+	if certFile == "" || keyFile == "" {
+		dir := s.opts.CertDir
+		if dir == "" {
+			dir = filepath.Join(s.opts.DataDir, "certs")
+		}
+		var hosts []string
+		if s.opts.BindAddress != "" {
+			hosts = append(hosts, s.opts.BindAddress)
+		}
+		files, err := certs.EnsureServing(dir, hosts)
+		if err != nil {
+			return nil, fmt.Errorf("serving certificate: %w", err)
+		}
+		certFile, keyFile = files.CertFile, files.KeyFile
+		if s.CAData, err = os.ReadFile(files.CAFile); err != nil {
+			return nil, err
+		}
+	} else if data, err := os.ReadFile(certFile); err == nil {
+		// Without a CA of our own, the kubeconfig trusts the serving chain.
+		s.CAData = data
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("loading serving certificate: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}, nil
+}
+
+// Serve answers requests until ctx ends or Close is called.
+func (s *Server) Serve(ctx context.Context) error {
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.Close()
+		case <-s.closed:
+		}
+	}()
+	s.opts.Logf("serving on %s", s.URL)
+	err := s.http.Serve(s.listener)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Handler is the full handler chain, for in-process use.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Close stops serving and releases etcd.
+func (s *Server) Close() {
+	select {
+	case <-s.closed:
+		return
+	default:
+		close(s.closed)
+	}
+	if s.stopRequests != nil {
+		s.stopRequests()
+	}
+	if s.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = s.http.Shutdown(ctx)
+		cancel()
+	} else if s.listener != nil {
+		_ = s.listener.Close()
+	}
+	for _, c := range s.caches {
+		c.Stop()
+	}
+	if s.etcd != nil {
+		_ = s.etcd.Close()
+	} else if s.client != nil {
+		_ = s.client.Close()
+	}
+}
+
+func randomToken() string {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,58 @@
+package apiserver_test
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// kubectl runs the real kubectl against the test server.
+func kubectl(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	path, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed: skipping the kubectl end-to-end test")
+	}
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(c, path, append([]string{"--kubeconfig", srv.KubeconfigPath}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func mustKubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := kubectl(t, args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func TestKubectl_CreateGetYAMLAPIResourcesDelete(t *testing.T) {
+	ns := namespace(t)
+	mustKubectl(t, "-n", ns, "create", "cronjob", "hello", "--image=busybox", "--schedule=*/5 * * * *", "--", "echo", "hi")
+
+	out := mustKubectl(t, "-n", ns, "get", "cronjobs")
+	if !strings.Contains(out, "hello") {
+		t.Fatalf("get cronjobs:\n%s", out)
+	}
+	out = mustKubectl(t, "-n", ns, "get", "cj", "hello", "-o", "yaml")
+	for _, want := range []string{"kind: CronJob", "schedule: '*/5 * * * *'", "concurrencyPolicy: Allow", "image: busybox", "uid:", "resourceVersion:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("-o yaml lacks %q:\n%s", want, out)
+		}
+	}
+	out = mustKubectl(t, "api-resources")
+	for _, want := range []string{"cronjobs", "cj", "batch/v1", "namespaces", "leases", "events.k8s.io/v1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("api-resources lacks %q:\n%s", want, out)
+		}
+	}
+	mustKubectl(t, "-n", ns, "delete", "cronjob", "hello")
+	if out, err := kubectl(t, "-n", ns, "get", "cronjob", "hello"); err == nil || !strings.Contains(out, `cronjobs.batch "hello" not found`) {
+		t.Fatalf("after delete: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,160 @@
+// Package discovery owns the documents that tell clients what is served:
+// /api, /api/v1, /apis, /apis/<group>, /apis/<group>/<version> and
+// /version. Every answer is computed from the Registry at request time, so
+// resources registered while the server runs show up at once.
+package discovery
+
+import (
+	"net/http"
+	"runtime"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/response"
+)
+
+// Version is the Kubernetes version whose API the server serves.
+var Version = version.Info{
+	Major:        "1",
+	Minor:        "29",
+	GitVersion:   "v1.29.15-cronplane",
+	GitTreeState: "clean",
+	GoVersion:    runtime.Version(),
+	Compiler:     runtime.Compiler,
+	Platform:     runtime.GOOS + "/" + runtime.GOARCH,
+}
+
+// Handler serves the discovery documents of a Registry.
+type Handler struct {
+	Registry *registry.Registry
+}
+
+// groupVersions returns the served group versions in registration order
+// and, per group version, its resources.
+func (h *Handler) groupVersions() ([]schema.GroupVersion, map[schema.GroupVersion][]*registry.Resource) {
+	var order []schema.GroupVersion
+	byGV := map[schema.GroupVersion][]*registry.Resource{}
+	for _, s := range h.Registry.Stores() {
+		gv := s.Resource.GroupVersion()
+		if _, ok := byGV[gv]; !ok {
+			order = append(order, gv)
+		}
+		byGV[gv] = append(byGV[gv], s.Resource)
+	}
+	return order, byGV
+}
+
+// ServeVersion answers /version.
+func (h *Handler) ServeVersion(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, r, Version)
+}
+
+// ServeLegacy answers /api.
+func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, r, &metav1.APIVersions{
+		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
+		Versions: []string{"v1"},
+		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{{
+			ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host,
+		}},
+	})
+}
+
+// ServeGroups answers /apis.
+func (h *Handler) ServeGroups(w http.ResponseWriter, r *http.Request) {
+	list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{}}
+	order, _ := h.groupVersions()
+	seen := map[string]int{}
+	for _, gv := range order {
+		if gv.Group == "" {
+			continue
+		}
+		i, ok := seen[gv.Group]
+		if !ok {
+			i = len(list.Groups)
+			seen[gv.Group] = i
+			list.Groups = append(list.Groups, metav1.APIGroup{Name: gv.Group})
+		}
+		g := &list.Groups[i]
+		g.Versions = append(g.Versions, metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version})
+	}
+	for i := range list.Groups {
+		list.Groups[i].PreferredVersion = list.Groups[i].Versions[0]
+	}
+	writeJSON(w, r, list)
+}
+
+// ServeGroup answers /apis/<group>.
+func (h *Handler) ServeGroup(w http.ResponseWriter, r *http.Request, group string) {
+	order, _ := h.groupVersions()
+	g := metav1.APIGroup{TypeMeta: metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}, Name: group}
+	for _, gv := range order {
+		if gv.Group == group && group != "" {
+			g.Versions = append(g.Versions, metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version})
+		}
+	}
+	if len(g.Versions) == 0 {
+		response.WriteError(w, r, response.ErrNotFound())
+		return
+	}
+	g.PreferredVersion = g.Versions[0]
+	writeJSON(w, r, &g)
+}
+
+// ServeResources answers /api/v1 and /apis/<group>/<version>.
+func (h *Handler) ServeResources(w http.ResponseWriter, r *http.Request, gv schema.GroupVersion) {
+	_, byGV := h.groupVersions()
+	resources, ok := byGV[gv]
+	if !ok {
+		response.WriteError(w, r, response.ErrNotFound())
+		return
+	}
+	list := &metav1.APIResourceList{
+		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+		GroupVersion: gv.String(),
+		APIResources: []metav1.APIResource{},
+	}
+	for _, res := range resources {
+		verbs := append([]string(nil), res.ServedVerbs()...)
+		sort.Strings(verbs)
+		list.APIResources = append(list.APIResources, metav1.APIResource{
+			Name:         res.Plural,
+			SingularName: res.Singular,
+			Namespaced:   res.Namespaced,
+			Kind:         res.Kind,
+			Verbs:        verbs,
+			ShortNames:   res.ShortNames,
+			Categories:   res.Categories,
+		})
+		subs := make([]string, 0, len(res.Subresources))
+		for name := range res.Subresources {
+			subs = append(subs, name)
+		}
+		sort.Strings(subs)
+		for _, name := range subs {
+			subVerbs := []string{"get", "patch", "update"}
+			if name == "finalize" {
+				subVerbs = []string{"update"}
+			}
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name:       res.Plural + "/" + name,
+				Namespaced: res.Namespaced,
+				Kind:       res.Kind,
+				Verbs:      subVerbs,
+			})
+		}
+	}
+	sort.SliceStable(list.APIResources, func(i, j int) bool {
+		return strings.Compare(list.APIResources[i].Name, list.APIResources[j].Name) < 0
+	})
+	writeJSON(w, r, list)
+}
+
+func writeJSON(w http.ResponseWriter, r *http.Request, v interface{}) {
+	response.WriteJSON(w, r, http.StatusOK, v)
+}

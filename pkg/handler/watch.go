@@ -1,0 +1,78 @@
+package handler
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/cronplane/cronplane/pkg/storage"
+)
+
+// serveWatch streams watch events as JSON documents, one per line, each
+// flushed as it is written, until the timeout, the client leaving or the
+// end of the underlying watch.
+func (c *call) serveWatch(opts metav1.ListOptions, pred storage.SelectionPredicate) {
+	w, err := c.store.Watch(c.r.Context(), c.namespace, opts, pred)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	defer w.Stop()
+	flusher, _ := c.w.(http.Flusher)
+	c.w.Header().Set("Content-Type", "application/json")
+	c.w.Header().Set("Transfer-Encoding", "chunked")
+	c.w.WriteHeader(http.StatusOK)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	timeout := time.NewTimer(c.watchTimeout(opts))
+	defer timeout.Stop()
+	buf := make([]byte, 0, 4096)
+	for {
+		select {
+		case <-c.r.Context().Done():
+			return
+		case <-timeout.C:
+			return
+		case e, ok := <-w.ResultChan():
+			if !ok {
+				return
+			}
+			var err error
+			if buf, err = appendWatchEvent(buf[:0], e); err != nil {
+				return
+			}
+			if _, err := c.w.Write(buf); err != nil {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+	}
+}
+
+// appendWatchEvent appends the wire form of a watch event (a meta/v1
+// WatchEvent with the object inline) and a newline, reusing the object's
+// memoized encoding when it has one.
+func appendWatchEvent(buf []byte, e watch.Event) ([]byte, error) {
+	var obj []byte
+	var err error
+	if m, ok := e.Object.(json.Marshaler); ok {
+		obj, err = m.MarshalJSON()
+	} else {
+		obj, err = json.Marshal(e.Object)
+	}
+	if err != nil {
+		return buf, err
+	}
+	buf = append(buf, `{"type":`...)
+	buf = strconv.AppendQuote(buf, string(e.Type))
+	buf = append(buf, `,"object":`...)
+	buf = append(buf, obj...)
+	return append(buf, "}\n"...), nil
+}

@@ -1,0 +1,159 @@
+package batch
+
+import (
+	"math"
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/cronplane/cronplane/pkg/codec"
+	"github.com/cronplane/cronplane/pkg/registry"
+)
+
+func jobResource() *registry.Resource {
+	gvk := batchv1.SchemeGroupVersion.WithKind("Job")
+	newFunc := func() runtime.Object { return &batchv1.Job{} }
+	s := jobStrategy{}
+	return &registry.Resource{
+		GroupVersionKind: gvk,
+		Plural:           "jobs",
+		Singular:         "job",
+		Categories:       []string{"all"},
+		Namespaced:       true,
+		New:              newFunc,
+		NewList:          func() runtime.Object { return &batchv1.JobList{} },
+		Codec:            codec.Protobuf(gvk, newFunc),
+		Strategy:         s,
+		Subresources:     map[string]registry.Strategy{"status": registry.StatusStrategy{Main: s}},
+		SelectableFields: func(obj runtime.Object) fields.Set {
+			return fields.Set{"status.successful": strconv.Itoa(int(obj.(*batchv1.Job).Status.Succeeded))}
+		},
+	}
+}
+
+// Labels kube puts on a Job's pods to tie them to it.
+const (
+	labelControllerUID       = "batch.kubernetes.io/controller-uid"
+	labelJobName             = "batch.kubernetes.io/job-name"
+	legacyLabelControllerUID = "controller-uid"
+	legacyLabelJobName       = "job-name"
+)
+
+type jobStrategy struct{ registry.SpecStatusStrategy }
+
+// PrepareForCreate clears the status and, unless the selector is manual,
+// generates the selector and pod labels from the uid, as kube does.
+func (s jobStrategy) PrepareForCreate(obj runtime.Object) {
+	s.SpecStatusStrategy.PrepareForCreate(obj)
+	job := obj.(*batchv1.Job)
+	if job.Spec.ManualSelector != nil && *job.Spec.ManualSelector {
+		return
+	}
+	uid := string(job.UID)
+	if job.Spec.Template.Labels == nil {
+		job.Spec.Template.Labels = map[string]string{}
+	}
+	for k, v := range map[string]string{labelControllerUID: uid, labelJobName: job.Name, legacyLabelControllerUID: uid, legacyLabelJobName: job.Name} {
+		job.Spec.Template.Labels[k] = v
+	}
+	job.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{labelControllerUID: uid}}
+	job.Spec.ManualSelector = new(bool)
+}
+
+// Default applies kube's Job defaults and the pod defaults of its template.
+func (jobStrategy) Default(obj runtime.Object) {
+	spec := &obj.(*batchv1.Job).Spec
+	if spec.Completions == nil && spec.Parallelism == nil {
+		one := int32(1)
+		spec.Completions = &one
+	}
+	if spec.Parallelism == nil {
+		one := int32(1)
+		spec.Parallelism = &one
+	}
+	if spec.BackoffLimit == nil {
+		limit := int32(6)
+		if spec.BackoffLimitPerIndex != nil {
+			limit = math.MaxInt32
+		}
+		spec.BackoffLimit = &limit
+	}
+	if spec.CompletionMode == nil {
+		mode := batchv1.NonIndexedCompletion
+		spec.CompletionMode = &mode
+	}
+	if spec.Suspend == nil {
+		spec.Suspend = new(bool)
+	}
+	if spec.PodReplacementPolicy == nil {
+		policy := batchv1.TerminatingOrFailed
+		if spec.PodFailurePolicy != nil {
+			policy = batchv1.Failed
+		}
+		spec.PodReplacementPolicy = &policy
+	}
+	defaultPodSpec(&spec.Template.Spec)
+}
+
+func (jobStrategy) Validate(obj runtime.Object) field.ErrorList {
+	job := obj.(*batchv1.Job)
+	var errs field.ErrorList
+	if len(job.Name) > 63 {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), job.Name, "must be no more than 63 characters"))
+	}
+	return append(errs, validateJobSpec(&job.Spec, field.NewPath("spec"), true)...)
+}
+
+func (s jobStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
+	job, oldJob := obj.(*batchv1.Job), old.(*batchv1.Job)
+	errs := validateJobSpec(&job.Spec, field.NewPath("spec"), true)
+	spec := field.NewPath("spec")
+	errs = append(errs, apivalidation.ValidateImmutableField(job.Spec.Selector, oldJob.Spec.Selector, spec.Child("selector"))...)
+	errs = append(errs, apivalidation.ValidateImmutableField(job.Spec.CompletionMode, oldJob.Spec.CompletionMode, spec.Child("completionMode"))...)
+	errs = append(errs, apivalidation.ValidateImmutableField(job.Spec.Template, oldJob.Spec.Template, spec.Child("template"))...)
+	return errs
+}
+
+// validateJobSpec checks a Job's spec; a template inside a CronJob has no
+// selector yet.
+func validateJobSpec(spec *batchv1.JobSpec, path *field.Path, needSelector bool) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, nonNegative32(spec.Parallelism, path.Child("parallelism"))...)
+	errs = append(errs, nonNegative32(spec.Completions, path.Child("completions"))...)
+	errs = append(errs, nonNegative32(spec.BackoffLimit, path.Child("backoffLimit"))...)
+	if d := spec.ActiveDeadlineSeconds; d != nil && *d <= 0 {
+		errs = append(errs, field.Invalid(path.Child("activeDeadlineSeconds"), *d, "must be greater than 0"))
+	}
+	if t := spec.TTLSecondsAfterFinished; t != nil && *t < 0 {
+		errs = append(errs, field.Invalid(path.Child("ttlSecondsAfterFinished"), *t, "must be greater than or equal to 0"))
+	}
+	if m := spec.CompletionMode; m != nil {
+		switch *m {
+		case batchv1.NonIndexedCompletion:
+		case batchv1.IndexedCompletion:
+			if spec.Completions == nil {
+				errs = append(errs, field.Required(path.Child("completions"), `when completion mode is "Indexed"`))
+			}
+		default:
+			errs = append(errs, field.NotSupported(path.Child("completionMode"), *m, []string{string(batchv1.NonIndexedCompletion), string(batchv1.IndexedCompletion)}))
+		}
+	}
+	if needSelector {
+		if spec.Selector == nil {
+			errs = append(errs, field.Required(path.Child("selector"), ""))
+		} else {
+			errs = append(errs, metav1validation.ValidateLabelSelector(spec.Selector, metav1validation.LabelSelectorValidationOptions{}, path.Child("selector"))...)
+			if sel, err := metav1.LabelSelectorAsSelector(spec.Selector); err == nil && !sel.Matches(labels.Set(spec.Template.Labels)) {
+				errs = append(errs, field.Invalid(path.Child("template", "metadata", "labels"), spec.Template.Labels, "`selector` does not match template `labels`"))
+			}
+		}
+	}
+	return append(errs, validatePodTemplate(&spec.Template, path.Child("template"))...)
+}

@@ -1,0 +1,50 @@
+// Package coordination registers coordination.k8s.io/v1 leases, which
+// controllers use for leader election.
+package coordination
+
+import (
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/cronplane/cronplane/pkg/codec"
+	"github.com/cronplane/cronplane/pkg/registry"
+)
+
+// Resources registers leases.
+func Resources() []*registry.Resource {
+	gvk := coordinationv1.SchemeGroupVersion.WithKind("Lease")
+	newFunc := func() runtime.Object { return &coordinationv1.Lease{} }
+	return []*registry.Resource{{
+		GroupVersionKind: gvk,
+		Plural:           "leases",
+		Singular:         "lease",
+		Namespaced:       true,
+		New:              newFunc,
+		NewList:          func() runtime.Object { return &coordinationv1.LeaseList{} },
+		Codec:            codec.Protobuf(gvk, newFunc),
+		Strategy:         strategy{},
+	}}
+}
+
+type strategy struct{ registry.DefaultStrategy }
+
+func (strategy) Validate(obj runtime.Object) field.ErrorList {
+	return validate(obj.(*coordinationv1.Lease))
+}
+
+func (strategy) ValidateUpdate(obj, _ runtime.Object) field.ErrorList {
+	return validate(obj.(*coordinationv1.Lease))
+}
+
+func validate(l *coordinationv1.Lease) field.ErrorList {
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	if d := l.Spec.LeaseDurationSeconds; d != nil && *d <= 0 {
+		errs = append(errs, field.Invalid(spec.Child("leaseDurationSeconds"), *d, "must be greater than 0"))
+	}
+	if t := l.Spec.LeaseTransitions; t != nil && *t < 0 {
+		errs = append(errs, field.Invalid(spec.Child("leaseTransitions"), *t, "must be greater than or equal to 0"))
+	}
+	return errs
+}

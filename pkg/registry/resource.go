@@ -1,0 +1,138 @@
+// Package registry owns what the server knows about each resource it
+// serves and the generic store that serves them. A Resource is a
+// registration: names, scope, subresources and a Strategy; the Store runs
+// every verb for any Resource over a storage.Interface without knowing the
+// Go type behind it. Built-in resources register themselves from the
+// per-group packages below this one; resources registered at run time use
+// the same types.
+package registry
+
+import (
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/cronplane/cronplane/pkg/storage"
+)
+
+// Strategy holds the per-resource rules the generic store applies on
+// writes. Objects are the resource's served type.
+type Strategy interface {
+	// PrepareForCreate clears what a client may not set on create, such
+	// as status.
+	PrepareForCreate(obj runtime.Object)
+	// PrepareForUpdate carries over from old what this endpoint may not
+	// change (status on the main resource, spec on /status) and bumps
+	// metadata.generation when the spec changed.
+	PrepareForUpdate(obj, old runtime.Object)
+	// Default fills unset fields with their defaults. It runs on every
+	// write, after decoding, as kube's defaulting does.
+	Default(obj runtime.Object)
+	// Validate checks a new object; metadata is validated by the store.
+	Validate(obj runtime.Object) field.ErrorList
+	// ValidateUpdate checks a change; metadata is validated by the store.
+	ValidateUpdate(obj, old runtime.Object) field.ErrorList
+	// AllowCreateOnUpdate reports whether PUT of a missing object creates it.
+	AllowCreateOnUpdate() bool
+}
+
+// DeletionStrategy is implemented by strategies that keep an object around
+// after a delete request for reasons other than metadata.finalizers, such
+// as a namespace's spec.finalizers.
+type DeletionStrategy interface {
+	// PrepareForDelete is called on the first delete request. It may change
+	// obj (for example set a phase) and reports whether obj must be kept,
+	// with deletionTimestamp set, instead of removed.
+	PrepareForDelete(obj runtime.Object) (keep bool)
+}
+
+// Conversion maps a served version onto the type it is stored as, for
+// resources served in more than one group that share one storage (events).
+type Conversion struct {
+	// StorageCodec encodes the stored type.
+	StorageCodec storage.Codec
+	ToStorage    func(obj runtime.Object) (runtime.Object, error)
+	FromStorage  func(obj runtime.Object) (runtime.Object, error)
+}
+
+// Resource is one served resource of one group/version.
+type Resource struct {
+	// GroupVersionKind of the served objects; the list kind is Kind+"List".
+	schema.GroupVersionKind
+	Plural     string
+	Singular   string
+	ShortNames []string
+	Categories []string
+	Namespaced bool
+
+	// New returns an empty object of the served type; NewList an empty list.
+	New     func() runtime.Object
+	NewList func() runtime.Object
+	// Codec encodes objects for storage.
+	Codec storage.Codec
+
+	Strategy Strategy
+	// Subresources maps a subresource name ("status") to the strategy that
+	// applies to writes through it. Subresources support get, update and
+	// patch.
+	Subresources map[string]Strategy
+
+	// StorageResource names the key segment under the storage prefix;
+	// empty means Plural.
+	StorageResource string
+	// Conversion is set when the served type differs from the stored one.
+	Conversion *Conversion
+
+	// SelectableFields returns the fields a fieldSelector may use beyond
+	// metadata.name and metadata.namespace, on the stored type.
+	SelectableFields func(obj runtime.Object) fields.Set
+
+	// NameValidation checks metadata.name; nil means a DNS subdomain.
+	NameValidation apivalidation.ValidateNameFunc
+	// ReturnDeletedObject makes a delete answer with the deleted object
+	// instead of a Success Status.
+	ReturnDeletedObject bool
+
+	// Verbs overrides the served verbs; empty means all of them.
+	Verbs []string
+}
+
+// GroupResource names the resource as errors do ("cronjobs.batch").
+func (r *Resource) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.Group, Resource: r.Plural}
+}
+
+// ListGVK is the kind of the resource's lists.
+func (r *Resource) ListGVK() schema.GroupVersionKind {
+	return r.GroupVersion().WithKind(r.Kind + "List")
+}
+
+// DefaultVerbs are the verbs of a resource that sets no Verbs.
+var DefaultVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+
+// ServedVerbs returns the verbs the resource serves.
+func (r *Resource) ServedVerbs() []string {
+	if len(r.Verbs) > 0 {
+		return r.Verbs
+	}
+	return DefaultVerbs
+}
+
+// Serves reports whether verb is served.
+func (r *Resource) Serves(verb string) bool {
+	for _, v := range r.ServedVerbs() {
+		if v == verb {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Resource) storageResource() string {
+	if r.StorageResource != "" {
+		return r.StorageResource
+	}
+	return r.Plural
+}

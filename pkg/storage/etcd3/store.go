@@ -1,0 +1,539 @@
+// Package etcd3 implements storage.Interface over etcd's v3 API, with the
+// keys and revisions kube-apiserver uses: an object's resourceVersion is
+// its key's ModRevision, a list's is the revision it was read at, and
+// writes are transactions conditioned on the revision read.
+package etcd3
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/cronplane/cronplane/pkg/storage"
+)
+
+// store is one resource's view of etcd.
+type store struct {
+	client *clientv3.Client
+	codec  storage.Codec
+	// newFunc builds the empty objects that carry bookmarks.
+	newFunc func() runtime.Object
+}
+
+// New returns the storage of objects encoded by codec; newFunc returns an
+// empty object of the stored type (for bookmarks).
+func New(client *clientv3.Client, codec storage.Codec, newFunc func() runtime.Object) storage.Interface {
+	return &store{client: client, codec: codec, newFunc: newFunc}
+}
+
+func setRV(obj runtime.Object, rev int64) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	return nil
+}
+
+// encode stores obj without its resourceVersion, as kube does; obj is left
+// as it was.
+func (s *store) encode(obj runtime.Object) ([]byte, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	rv, link := m.GetResourceVersion(), m.GetSelfLink()
+	m.SetResourceVersion("")
+	m.SetSelfLink("")
+	defer func() {
+		m.SetResourceVersion(rv)
+		m.SetSelfLink(link)
+	}()
+	return s.codec.Encode(obj)
+}
+
+func (s *store) decode(data []byte, rev int64) (runtime.Object, error) {
+	obj, err := s.codec.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	return obj, setRV(obj, rev)
+}
+
+// classify turns etcd's errors into the storage contract's.
+func classify(err error, key string, rev int64) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, rpctypes.ErrCompacted):
+		return &storage.Error{Code: storage.ErrCodeExpired, Key: key, Revision: rev}
+	case errors.Is(err, rpctypes.ErrFutureRev):
+		return &storage.Error{Code: storage.ErrCodeTooLargeResourceVersion, Key: key, Revision: rev}
+	}
+	return fmt.Errorf("etcd: %w", err)
+}
+
+func (s *store) Create(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
+	data, err := s.encode(obj)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(data))).
+		Commit()
+	if err != nil {
+		return nil, classify(err, key, 0)
+	}
+	if !resp.Succeeded {
+		return nil, &storage.Error{Code: storage.ErrCodeAlreadyExists, Key: key}
+	}
+	return s.decode(data, resp.Header.Revision)
+}
+
+func (s *store) Get(ctx context.Context, key string, opts storage.GetOptions) (runtime.Object, error) {
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		return nil, classify(err, key, 0)
+	}
+	if opts.Mode == storage.ReadNotOlderThan || opts.Mode == storage.ReadExact {
+		if opts.ResourceVersion > resp.Header.Revision {
+			return nil, &storage.Error{Code: storage.ErrCodeTooLargeResourceVersion, Key: key, Revision: resp.Header.Revision}
+		}
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, &storage.Error{Code: storage.ErrCodeNotFound, Key: key}
+	}
+	return s.decode(resp.Kvs[0].Value, resp.Kvs[0].ModRevision)
+}
+
+// continueToken is the opaque form of where a paged list resumes.
+type continueToken struct {
+	APIVersion string `json:"v"`
+	RV         int64  `json:"rv"`
+	Start      string `json:"start"`
+}
+
+func encodeContinue(rv int64, next, prefix string) (string, error) {
+	b, err := json.Marshal(continueToken{APIVersion: "meta.k8s.io/v1", RV: rv, Start: strings.TrimPrefix(next, prefix)})
+	if err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+func decodeContinue(token, prefix string) (string, int64, error) {
+	invalid := &storage.Error{Code: storage.ErrCodeInvalidContinue, Msg: "continue key is not valid: " + token}
+	data, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return "", 0, invalid
+	}
+	var t continueToken
+	if err := json.Unmarshal(data, &t); err != nil || t.APIVersion != "meta.k8s.io/v1" || t.RV <= 0 {
+		return "", 0, invalid
+	}
+	start := strings.TrimLeft(t.Start, "/")
+	if strings.Contains(start, "..") {
+		return "", 0, invalid
+	}
+	return prefix + start, t.RV, nil
+}
+
+func (s *store) List(ctx context.Context, prefix string, opts storage.ListOptions) (*storage.ListResult, error) {
+	start, rev := prefix, int64(0)
+	if opts.Continue != "" {
+		var err error
+		if start, rev, err = decodeContinue(opts.Continue, prefix); err != nil {
+			return nil, err
+		}
+	} else if opts.Mode == storage.ReadExact {
+		rev = opts.ResourceVersion
+	}
+	end := clientv3.GetPrefixRangeEnd(prefix)
+	res := &storage.ListResult{}
+	filtered := !opts.Predicate.Empty()
+	// A page reads up to limit keys; with a predicate that filters some
+	// out, further chunks are read at the same revision until the page is
+	// full or the range ends.
+	chunk := opts.Limit
+	if filtered && chunk > 0 && chunk < 256 {
+		chunk = 256
+	}
+	for {
+		ops := []clientv3.OpOption{clientv3.WithRange(end)}
+		if rev > 0 {
+			ops = append(ops, clientv3.WithRev(rev))
+		}
+		if chunk > 0 {
+			ops = append(ops, clientv3.WithLimit(chunk))
+		}
+		resp, err := s.client.Get(ctx, start, ops...)
+		if err != nil {
+			return nil, classify(err, prefix, rev)
+		}
+		if rev == 0 {
+			rev = resp.Header.Revision
+			if opts.Mode == storage.ReadNotOlderThan && opts.ResourceVersion > rev {
+				return nil, &storage.Error{Code: storage.ErrCodeTooLargeResourceVersion, Key: prefix, Revision: rev}
+			}
+		}
+		var last *mvccpb.KeyValue
+		for _, kv := range resp.Kvs {
+			last = kv
+			obj, err := s.decode(kv.Value, kv.ModRevision)
+			if err != nil {
+				return nil, fmt.Errorf("decoding %s: %w", kv.Key, err)
+			}
+			if ok, err := opts.Predicate.Matches(obj); err != nil {
+				return nil, err
+			} else if !ok {
+				continue
+			}
+			res.Items = append(res.Items, obj)
+			if opts.Limit > 0 && int64(len(res.Items)) == opts.Limit {
+				break
+			}
+		}
+		res.ResourceVersion = rev
+		full := opts.Limit > 0 && int64(len(res.Items)) == opts.Limit
+		more := resp.More || (last != nil && !bytes.Equal(last.Key, resp.Kvs[len(resp.Kvs)-1].Key))
+		if full && more {
+			next := string(last.Key) + "\x00"
+			token, err := encodeContinue(rev, next, prefix)
+			if err != nil {
+				return nil, err
+			}
+			res.Continue = token
+			if !filtered {
+				remaining := resp.Count - int64(len(resp.Kvs))
+				res.RemainingItemCount = &remaining
+			}
+			return res, nil
+		}
+		if !resp.More || last == nil {
+			return res, nil
+		}
+		start = string(last.Key) + "\x00"
+	}
+}
+
+// preconditionsHold checks p against obj.
+func preconditionsHold(key string, p *storage.Preconditions, obj runtime.Object) error {
+	if p == nil {
+		return nil
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	if p.UID != nil && *p.UID != m.GetUID() {
+		return storage.NewConflict(key, fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
+		return storage.NewConflict(key, fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
+	}
+	return nil
+}
+
+// state is what a read-modify-write loop knows of a key.
+type state struct {
+	obj  runtime.Object
+	data []byte
+	rev  int64 // ModRevision; 0 when the key does not exist
+}
+
+func (s *store) stateOf(kvs []*mvccpb.KeyValue) (*state, error) {
+	if len(kvs) == 0 {
+		return &state{}, nil
+	}
+	obj, err := s.decode(kvs[0].Value, kvs[0].ModRevision)
+	if err != nil {
+		return nil, err
+	}
+	return &state{obj: obj, data: kvs[0].Value, rev: kvs[0].ModRevision}, nil
+}
+
+func (s *store) read(ctx context.Context, key string) (*state, error) {
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		return nil, classify(err, key, 0)
+	}
+	return s.stateOf(resp.Kvs)
+}
+
+func (s *store) GuaranteedUpdate(ctx context.Context, key string, p *storage.Preconditions, tryUpdate storage.UpdateFunc) (runtime.Object, error) {
+	cur, err := s.read(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if cur.obj != nil {
+			if err := preconditionsHold(key, p, cur.obj); err != nil {
+				return nil, err
+			}
+		} else if p != nil && (p.UID != nil || p.ResourceVersion != nil) {
+			return nil, &storage.Error{Code: storage.ErrCodeNotFound, Key: key}
+		}
+		var in runtime.Object
+		if cur.obj != nil {
+			in = cur.obj.DeepCopyObject()
+		}
+		out, err := tryUpdate(in)
+		if err != nil {
+			return nil, err
+		}
+		data, err := s.encode(out)
+		if err != nil {
+			return nil, err
+		}
+		if cur.obj != nil && bytes.Equal(data, cur.data) {
+			return cur.obj, nil
+		}
+		var cmp clientv3.Cmp
+		if cur.obj == nil {
+			cmp = clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
+		} else {
+			cmp = clientv3.Compare(clientv3.ModRevision(key), "=", cur.rev)
+		}
+		resp, err := s.client.Txn(ctx).If(cmp).Then(clientv3.OpPut(key, string(data))).Else(clientv3.OpGet(key)).Commit()
+		if err != nil {
+			return nil, classify(err, key, 0)
+		}
+		if resp.Succeeded {
+			return s.decode(data, resp.Header.Revision)
+		}
+		if cur, err = s.stateOf(resp.Responses[0].GetResponseRange().Kvs); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (s *store) Delete(ctx context.Context, key string, p *storage.Preconditions, validate storage.ValidateDeleteFunc) (runtime.Object, error) {
+	cur, err := s.read(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if cur.obj == nil {
+			return nil, &storage.Error{Code: storage.ErrCodeNotFound, Key: key}
+		}
+		if err := preconditionsHold(key, p, cur.obj); err != nil {
+			return nil, err
+		}
+		if validate != nil {
+			if err := validate(cur.obj); err != nil {
+				return nil, err
+			}
+		}
+		resp, err := s.client.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(key), "=", cur.rev)).
+			Then(clientv3.OpDelete(key)).
+			Else(clientv3.OpGet(key)).
+			Commit()
+		if err != nil {
+			return nil, classify(err, key, 0)
+		}
+		if resp.Succeeded {
+			return cur.obj, setRV(cur.obj, resp.Header.Revision)
+		}
+		if cur, err = s.stateOf(resp.Responses[0].GetResponseRange().Kvs); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (s *store) CurrentResourceVersion(ctx context.Context) (int64, error) {
+	resp, err := s.client.Get(ctx, "\x00", clientv3.WithCountOnly())
+	if err != nil {
+		return 0, classify(err, "", 0)
+	}
+	return resp.Header.Revision, nil
+}
+
+// RequestProgress asks etcd to report the current revision on every open
+// watch of this client, as progress notifications.
+func (s *store) RequestProgress(ctx context.Context) error {
+	// The watch streams were opened with WithRequireLeader, which keys the
+	// stream the request must go to.
+	return s.client.RequestProgress(clientv3.WithRequireLeader(ctx))
+}
+
+func (s *store) Watch(ctx context.Context, key string, opts storage.WatchOptions) (watch.Interface, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &watcher{cancel: cancel, result: make(chan watch.Event, 100)}
+	go w.run(ctx, s, key, opts)
+	return w, nil
+}
+
+type watcher struct {
+	cancel context.CancelFunc
+	result chan watch.Event
+}
+
+func (w *watcher) ResultChan() <-chan watch.Event { return w.result }
+func (w *watcher) Stop()                          { w.cancel() }
+
+func (w *watcher) send(ctx context.Context, e watch.Event) bool {
+	select {
+	case w.result <- e:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (w *watcher) fail(ctx context.Context, err error) {
+	var status *apierrors.StatusError
+	if storage.IsExpired(err) {
+		status = apierrors.NewResourceExpired(err.Error())
+	} else if !errors.As(err, &status) {
+		status = apierrors.NewInternalError(err)
+	}
+	s := status.ErrStatus
+	s.Kind, s.APIVersion = "Status", "v1"
+	w.send(ctx, watch.Event{Type: watch.Error, Object: &s})
+}
+
+func (w *watcher) run(ctx context.Context, s *store, key string, opts storage.WatchOptions) {
+	defer close(w.result)
+	defer w.cancel()
+	rev := opts.ResourceVersion
+	prefix := key
+	if opts.Recursive && !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	if rev == 0 {
+		var list *storage.ListResult
+		var err error
+		if opts.Recursive {
+			list, err = s.List(ctx, prefix, storage.ListOptions{Predicate: opts.Predicate})
+		} else {
+			list, err = s.getAsList(ctx, key, opts.Predicate)
+		}
+		if err != nil {
+			w.fail(ctx, err)
+			return
+		}
+		for _, obj := range list.Items {
+			if !w.send(ctx, watch.Event{Type: watch.Added, Object: obj}) {
+				return
+			}
+		}
+		rev = list.ResourceVersion
+	}
+	wopts := []clientv3.OpOption{clientv3.WithRev(rev + 1), clientv3.WithPrevKV()}
+	if opts.Recursive {
+		wopts = append(wopts, clientv3.WithPrefix())
+	}
+	if opts.ProgressNotify {
+		wopts = append(wopts, clientv3.WithProgressNotify())
+	}
+	wch := s.client.Watch(clientv3.WithRequireLeader(ctx), prefix, wopts...)
+	for resp := range wch {
+		if resp.CompactRevision != 0 {
+			w.fail(ctx, &storage.Error{Code: storage.ErrCodeExpired, Msg: fmt.Sprintf("too old resource version: %d (%d)", opts.ResourceVersion, resp.CompactRevision)})
+			return
+		}
+		if err := resp.Err(); err != nil {
+			w.fail(ctx, classify(err, key, rev))
+			return
+		}
+		if resp.IsProgressNotify() {
+			if opts.ProgressNotify {
+				obj := s.newFunc()
+				if err := setRV(obj, resp.Header.Revision); err == nil && !w.send(ctx, watch.Event{Type: watch.Bookmark, Object: obj}) {
+					return
+				}
+			}
+			continue
+		}
+		for _, ev := range resp.Events {
+			e, ok, err := s.convert(ev, opts.Predicate)
+			if err != nil {
+				w.fail(ctx, err)
+				return
+			}
+			if ok && !w.send(ctx, e) {
+				return
+			}
+		}
+	}
+}
+
+func (s *store) getAsList(ctx context.Context, key string, pred storage.SelectionPredicate) (*storage.ListResult, error) {
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		return nil, classify(err, key, 0)
+	}
+	res := &storage.ListResult{ResourceVersion: resp.Header.Revision}
+	for _, kv := range resp.Kvs {
+		obj, err := s.decode(kv.Value, kv.ModRevision)
+		if err != nil {
+			return nil, err
+		}
+		if ok, err := pred.Matches(obj); err == nil && ok {
+			res.Items = append(res.Items, obj)
+		}
+	}
+	return res, nil
+}
+
+// convert turns an etcd event into the watch event a watcher with pred
+// sees, if any: an object that starts matching is ADDED, one that stops
+// matching DELETED.
+func (s *store) convert(ev *clientv3.Event, pred storage.SelectionPredicate) (watch.Event, bool, error) {
+	var cur, prev runtime.Object
+	var err error
+	if ev.Type == clientv3.EventTypePut {
+		if cur, err = s.decode(ev.Kv.Value, ev.Kv.ModRevision); err != nil {
+			return watch.Event{}, false, err
+		}
+	}
+	if ev.PrevKv != nil {
+		if prev, err = s.decode(ev.PrevKv.Value, ev.Kv.ModRevision); err != nil {
+			return watch.Event{}, false, err
+		}
+	}
+	curMatch, prevMatch := false, false
+	if cur != nil {
+		curMatch, _ = pred.Matches(cur)
+	}
+	if prev != nil {
+		prevMatch, _ = pred.Matches(prev)
+	}
+	switch {
+	case ev.Type == clientv3.EventTypeDelete:
+		if prev == nil || !prevMatch {
+			return watch.Event{}, false, nil
+		}
+		return watch.Event{Type: watch.Deleted, Object: prev}, true, nil
+	case ev.IsCreate():
+		return watch.Event{Type: watch.Added, Object: cur}, curMatch, nil
+	case curMatch && prevMatch:
+		return watch.Event{Type: watch.Modified, Object: cur}, true, nil
+	case curMatch:
+		return watch.Event{Type: watch.Added, Object: cur}, true, nil
+	case prevMatch:
+		return watch.Event{Type: watch.Deleted, Object: cur}, true, nil
+	}
+	return watch.Event{}, false, nil
+}

@@ -1,0 +1,556 @@
+// Package watchcache owns the in-memory view of one resource that serves
+// reads and watches without a round trip to etcd. One etcd watch feeds it:
+// it keeps the current objects and a window of recent events, answers gets
+// and lists that accept an older or a not-older-than state, and fans each
+// event out to many watchers, each behind a bounded buffer so that one slow
+// watcher never holds up the others (a watcher that falls too far behind is
+// ended and its client watches again). Objects are shared read-only between
+// readers and memoize their encodings, so an event is encoded once per
+// format, not once per watcher. Writes pass straight through to the
+// backend; the cache holds nothing that is not in etcd and rebuilds itself
+// from etcd after any gap.
+package watchcache
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/cronplane/cronplane/pkg/storage"
+)
+
+// Config tunes a Cache; zero values take the defaults.
+type Config struct {
+	// Window is how long events stay replayable (default 75 s); Capacity
+	// the number of events kept at least (default 4096), whatever their age.
+	Window   time.Duration
+	Capacity int
+	// WatcherBuffer is how many events a watcher may fall behind before it
+	// is ended (default 1024).
+	WatcherBuffer int
+	// BookmarkInterval is how often a watcher that asked for bookmarks gets
+	// one (default about a minute).
+	BookmarkInterval time.Duration
+	// SyncTimeout bounds the wait of a consistent read for the cache to
+	// catch up with etcd before it falls back to etcd (default 3 s).
+	SyncTimeout time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.Window == 0 {
+		c.Window = 75 * time.Second
+	}
+	if c.Capacity == 0 {
+		c.Capacity = 4096
+	}
+	if c.WatcherBuffer == 0 {
+		c.WatcherBuffer = 1024
+	}
+	if c.BookmarkInterval == 0 {
+		c.BookmarkInterval = time.Minute
+	}
+	if c.SyncTimeout == 0 {
+		c.SyncTimeout = 3 * time.Second
+	}
+}
+
+// ProgressRequester is implemented by backends that can be asked to report
+// their current revision on open watches (etcd's RequestProgress), which
+// lets a consistent read be served from the cache.
+type ProgressRequester interface {
+	RequestProgress(ctx context.Context) error
+}
+
+// NewFunc returns an empty object of the cached type, for bookmarks.
+type NewFunc func() runtime.Object
+
+type event struct {
+	typ  watch.EventType
+	key  string
+	obj  *storage.SharedObject
+	prev *storage.SharedObject
+	rv   int64
+	at   time.Time
+}
+
+// Cache is a storage.Interface serving reads from memory.
+type Cache struct {
+	backend storage.Interface
+	prefix  string
+	newFunc NewFunc
+	cfg     Config
+
+	mu    sync.RWMutex
+	ready bool
+	items map[string]*storage.SharedObject
+	rv    int64
+	// advanced is closed and replaced whenever rv moves.
+	advanced chan struct{}
+	// events is a ring of recent events: events[(start+i)%len] for i < count.
+	events      []*event
+	start, size int
+	// oldest is the revision after which every event is in the ring.
+	oldest   int64
+	watchers map[*watcher]struct{}
+
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// New starts a cache of the keys under prefix (ending in "/") of backend.
+// It lists and watches in the background until Stop.
+func New(backend storage.Interface, prefix string, newFunc NewFunc, cfg Config) *Cache {
+	cfg.defaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Cache{
+		backend:  backend,
+		prefix:   prefix,
+		newFunc:  newFunc,
+		cfg:      cfg,
+		items:    map[string]*storage.SharedObject{},
+		advanced: make(chan struct{}),
+		events:   make([]*event, cfg.Capacity),
+		watchers: map[*watcher]struct{}{},
+		stop:     cancel,
+		done:     make(chan struct{}),
+	}
+	go c.run(ctx)
+	return c
+}
+
+// Stop ends the cache and all its watchers.
+func (c *Cache) Stop() {
+	c.stop()
+	<-c.done
+	c.mu.Lock()
+	for w := range c.watchers {
+		c.removeLocked(w)
+	}
+	c.mu.Unlock()
+}
+
+// run keeps the cache in sync: list, then watch from the list's revision;
+// after any error, list again.
+func (c *Cache) run(ctx context.Context) {
+	defer close(c.done)
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		if err := c.sync(ctx); err != nil && ctx.Err() == nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff):
+			}
+			if backoff < 5*time.Second {
+				backoff *= 2
+			}
+			continue
+		}
+		backoff = 100 * time.Millisecond
+	}
+}
+
+func (c *Cache) sync(ctx context.Context) error {
+	list, err := c.backend.List(ctx, c.prefix, storage.ListOptions{Mode: storage.ReadMostRecent})
+	if err != nil {
+		return err
+	}
+	c.replace(list)
+	w, err := c.backend.Watch(ctx, c.prefix, storage.WatchOptions{ResourceVersion: list.ResourceVersion, Recursive: true, ProgressNotify: true})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-tick.C:
+			c.sendBookmarks(now)
+		case e, ok := <-w.ResultChan():
+			if !ok {
+				return fmt.Errorf("watch of %s ended", c.prefix)
+			}
+			switch e.Type {
+			case watch.Error:
+				return fmt.Errorf("watch of %s: %v", c.prefix, e.Object)
+			case watch.Bookmark:
+				if rv, err := resourceVersion(e.Object); err == nil {
+					c.advance(rv)
+				}
+			default:
+				if err := c.apply(e); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// replace installs a fresh list. Watchers cannot be told what they missed
+// across a relist, so they are ended and their clients watch again.
+func (c *Cache) replace(list *storage.ListResult) {
+	items := make(map[string]*storage.SharedObject, len(list.Items))
+	for _, obj := range list.Items {
+		key, err := c.keyOf(obj)
+		if err != nil {
+			continue
+		}
+		items[key] = share(obj)
+	}
+	c.mu.Lock()
+	c.items = items
+	c.start, c.size = 0, 0
+	c.oldest = list.ResourceVersion
+	for w := range c.watchers {
+		c.removeLocked(w)
+	}
+	c.ready = true
+	c.setRVLocked(list.ResourceVersion)
+	c.mu.Unlock()
+}
+
+func share(obj runtime.Object) *storage.SharedObject {
+	if s, ok := obj.(*storage.SharedObject); ok {
+		return s
+	}
+	return storage.Share(obj)
+}
+
+func (c *Cache) keyOf(obj runtime.Object) (string, error) {
+	m, err := meta.Accessor(storage.Unwrap(obj))
+	if err != nil {
+		return "", err
+	}
+	if ns := m.GetNamespace(); ns != "" {
+		return c.prefix + ns + "/" + m.GetName(), nil
+	}
+	return c.prefix + m.GetName(), nil
+}
+
+func resourceVersion(obj runtime.Object) (int64, error) {
+	m, err := meta.Accessor(storage.Unwrap(obj))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+}
+
+func (c *Cache) setRVLocked(rv int64) {
+	if rv <= c.rv && c.rv != 0 {
+		return
+	}
+	c.rv = rv
+	close(c.advanced)
+	c.advanced = make(chan struct{})
+}
+
+func (c *Cache) advance(rv int64) {
+	c.mu.Lock()
+	c.setRVLocked(rv)
+	c.mu.Unlock()
+}
+
+// apply records one event from the backend and hands it to the watchers.
+func (c *Cache) apply(e watch.Event) error {
+	key, err := c.keyOf(e.Object)
+	if err != nil {
+		return err
+	}
+	rv, err := resourceVersion(e.Object)
+	if err != nil {
+		return err
+	}
+	ev := &event{typ: e.Type, key: key, obj: share(e.Object), rv: rv, at: time.Now()}
+	c.mu.Lock()
+	ev.prev = c.items[key]
+	if ev.typ == watch.Deleted {
+		delete(c.items, key)
+	} else {
+		c.items[key] = ev.obj
+	}
+	c.appendLocked(ev)
+	c.setRVLocked(rv)
+	watchers := make([]*watcher, 0, len(c.watchers))
+	for w := range c.watchers {
+		watchers = append(watchers, w)
+	}
+	c.mu.Unlock()
+
+	var slow []*watcher
+	for _, w := range watchers {
+		if !w.offer(ev) {
+			slow = append(slow, w)
+		}
+	}
+	if len(slow) > 0 {
+		c.mu.Lock()
+		for _, w := range slow {
+			c.removeLocked(w)
+		}
+		c.mu.Unlock()
+	}
+	return nil
+}
+
+// appendLocked adds ev to the ring, dropping the oldest event when the ring
+// is full, unless that event is still inside the window: then the ring grows.
+func (c *Cache) appendLocked(ev *event) {
+	if c.size == len(c.events) {
+		oldest := c.events[c.start]
+		if ev.at.Sub(oldest.at) < c.cfg.Window {
+			grown := make([]*event, 2*len(c.events))
+			for i := 0; i < c.size; i++ {
+				grown[i] = c.events[(c.start+i)%len(c.events)]
+			}
+			c.events, c.start = grown, 0
+		} else {
+			c.oldest = oldest.rv
+			c.events[c.start] = nil
+			c.start = (c.start + 1) % len(c.events)
+			c.size--
+		}
+	}
+	c.events[(c.start+c.size)%len(c.events)] = ev
+	c.size++
+}
+
+// waitFor blocks until the cache is ready and has reached rv, or the sync
+// timeout passes.
+func (c *Cache) waitFor(ctx context.Context, rv int64) error {
+	deadline := time.NewTimer(c.cfg.SyncTimeout)
+	defer deadline.Stop()
+	for {
+		c.mu.RLock()
+		ok, current, advanced := c.ready && c.rv >= rv, c.rv, c.advanced
+		c.mu.RUnlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-advanced:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return &storage.Error{Code: storage.ErrCodeTooLargeResourceVersion, Revision: current}
+		}
+	}
+}
+
+// syncConsistent waits until the cache holds at least etcd's current state.
+func (c *Cache) syncConsistent(ctx context.Context) error {
+	rv, err := c.backend.CurrentResourceVersion(ctx)
+	if err != nil {
+		return err
+	}
+	c.mu.RLock()
+	behind := !c.ready || c.rv < rv
+	c.mu.RUnlock()
+	if !behind {
+		return nil
+	}
+	if p, ok := c.backend.(ProgressRequester); ok {
+		_ = p.RequestProgress(ctx)
+	}
+	return c.waitFor(ctx, rv)
+}
+
+// Get serves any state from the cache; a consistent read waits for the
+// cache to catch up with etcd, and falls back to etcd if it does not.
+func (c *Cache) Get(ctx context.Context, key string, opts storage.GetOptions) (runtime.Object, error) {
+	switch opts.Mode {
+	case storage.ReadMostRecent:
+		if err := c.syncConsistent(ctx); err != nil {
+			return c.backend.Get(ctx, key, opts)
+		}
+	case storage.ReadAny:
+		if err := c.waitFor(ctx, 0); err != nil {
+			return c.backend.Get(ctx, key, opts)
+		}
+	default:
+		if err := c.waitFor(ctx, opts.ResourceVersion); err != nil {
+			return nil, err
+		}
+	}
+	c.mu.RLock()
+	obj, ok := c.items[key]
+	c.mu.RUnlock()
+	if !ok {
+		return nil, &storage.Error{Code: storage.ErrCodeNotFound, Key: key}
+	}
+	return obj, nil
+}
+
+// List serves from the cache what it can: any state, not-older-than
+// without a limit, and the most recent state without a limit. Paged
+// consistent lists, continuations and exact revisions go to etcd, which
+// keeps the snapshots they need. A limit on a read of any state is
+// ignored, as kube's watch cache does.
+func (c *Cache) List(ctx context.Context, prefix string, opts storage.ListOptions) (*storage.ListResult, error) {
+	if opts.Continue != "" || opts.Mode == storage.ReadExact || (opts.Limit > 0 && opts.Mode != storage.ReadAny) {
+		return c.backend.List(ctx, prefix, opts)
+	}
+	var err error
+	switch opts.Mode {
+	case storage.ReadMostRecent:
+		err = c.syncConsistent(ctx)
+	case storage.ReadAny:
+		err = c.waitFor(ctx, 0)
+	default:
+		err = c.waitFor(ctx, opts.ResourceVersion)
+		if storage.IsTooLargeResourceVersion(err) {
+			return nil, err
+		}
+	}
+	if err != nil {
+		return c.backend.List(ctx, prefix, opts)
+	}
+	c.mu.RLock()
+	rv := c.rv
+	keys := make([]string, 0, len(c.items))
+	for k := range c.items {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	objs := make([]*storage.SharedObject, len(keys))
+	sort.Strings(keys)
+	for i, k := range keys {
+		objs[i] = c.items[k]
+	}
+	c.mu.RUnlock()
+	res := &storage.ListResult{ResourceVersion: rv, Items: make([]runtime.Object, 0, len(objs))}
+	for _, o := range objs {
+		ok, err := opts.Predicate.Matches(o.Object())
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			res.Items = append(res.Items, o)
+		}
+	}
+	return res, nil
+}
+
+// Watch serves a watch from the cache: the current state first when
+// ResourceVersion is 0, else the events after it, which must still be in
+// the window (410 Gone otherwise).
+func (c *Cache) Watch(ctx context.Context, key string, opts storage.WatchOptions) (watch.Interface, error) {
+	if opts.ResourceVersion == 0 && opts.Mode == storage.ReadMostRecent {
+		if err := c.syncConsistent(ctx); err != nil {
+			return nil, err
+		}
+	} else if err := c.waitFor(ctx, 0); err != nil {
+		return nil, err
+	}
+	w := newWatcher(c, key, opts, c.cfg.WatcherBuffer)
+	c.mu.Lock()
+	var initial []*event
+	switch {
+	case opts.ResourceVersion == 0:
+		keys := make([]string, 0, len(c.items))
+		for k := range c.items {
+			if w.wantsKey(k) {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		initial = make([]*event, len(keys))
+		for i, k := range keys {
+			initial[i] = &event{typ: watch.Added, key: k, obj: c.items[k]}
+		}
+		w.startRV = c.rv
+	case opts.ResourceVersion < c.oldest:
+		oldest := c.oldest
+		c.mu.Unlock()
+		return errorWatch(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", opts.ResourceVersion, oldest+1))), nil
+	default:
+		for i := 0; i < c.size; i++ {
+			if ev := c.events[(c.start+i)%len(c.events)]; ev.rv > opts.ResourceVersion {
+				initial = append(initial, ev)
+			}
+		}
+		w.startRV = c.rv
+		if opts.ResourceVersion > w.startRV {
+			w.startRV = opts.ResourceVersion
+		}
+	}
+	w.lastRV = w.startRV
+	c.watchers[w] = struct{}{}
+	c.mu.Unlock()
+	go w.run(ctx, initial)
+	return w, nil
+}
+
+func (c *Cache) removeLocked(w *watcher) {
+	delete(c.watchers, w)
+	w.end()
+}
+
+func (c *Cache) remove(w *watcher) {
+	c.mu.Lock()
+	c.removeLocked(w)
+	c.mu.Unlock()
+}
+
+// sendBookmarks sends a bookmark to each watcher that asked for them and
+// whose time has come. It runs in the goroutine that dispatches events, so
+// a bookmark never overtakes an event it covers.
+func (c *Cache) sendBookmarks(now time.Time) {
+	c.mu.RLock()
+	rv := c.rv
+	var due []*watcher
+	for w := range c.watchers {
+		if w.bookmarks && now.After(w.nextBookmark) {
+			due = append(due, w)
+		}
+	}
+	c.mu.RUnlock()
+	for _, w := range due {
+		w.nextBookmark = now.Add(jitter(c.cfg.BookmarkInterval))
+		if !w.offer(&event{typ: watch.Bookmark, rv: rv}) {
+			c.remove(w)
+		}
+	}
+}
+
+func jitter(d time.Duration) time.Duration {
+	return d - time.Duration(rand.Int63n(int64(d)/10+1))
+}
+
+// Writes go straight to the backend; the cache learns of them through its
+// watch.
+
+func (c *Cache) Create(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
+	return c.backend.Create(ctx, key, obj)
+}
+
+func (c *Cache) GuaranteedUpdate(ctx context.Context, key string, p *storage.Preconditions, f storage.UpdateFunc) (runtime.Object, error) {
+	return c.backend.GuaranteedUpdate(ctx, key, p, f)
+}
+
+func (c *Cache) Delete(ctx context.Context, key string, p *storage.Preconditions, v storage.ValidateDeleteFunc) (runtime.Object, error) {
+	return c.backend.Delete(ctx, key, p, v)
+}
+
+func (c *Cache) CurrentResourceVersion(ctx context.Context) (int64, error) {
+	return c.backend.CurrentResourceVersion(ctx)
+}
+
+// ResourceVersion is the revision the cache has reached.
+func (c *Cache) ResourceVersion() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.rv
+}
