@@ -454,6 +454,14 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.WatchOptions
 	} else if err := c.waitFor(ctx, 0); err != nil {
 		return nil, err
 	}
+	if opts.ResourceVersion > 0 {
+		// The ring may still hold events from before a compaction; a watch
+		// from a compacted revision is answered as etcd would answer it.
+		_, err := c.backend.List(ctx, c.prefix, storage.ListOptions{Mode: storage.ReadExact, ResourceVersion: opts.ResourceVersion, Limit: 1})
+		if storage.IsExpired(err) {
+			return errorWatch(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", opts.ResourceVersion))), nil
+		}
+	}
 	w := newWatcher(c, key, opts, c.cfg.WatcherBuffer)
 	c.mu.Lock()
 	var initial []*event

@@ -1,0 +1,45 @@
+package etcd3_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/cronplane/cronplane/pkg/etcdserver"
+	"github.com/cronplane/cronplane/pkg/storage/etcd3"
+	"github.com/cronplane/cronplane/pkg/storage/storagetest"
+)
+
+var etcd *etcdserver.Server
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "etcd3-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	etcd, err = etcdserver.Start(context.Background(), etcdserver.Config{DataDir: dir})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	etcd.Close()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func TestConformance(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storagetest.Backend {
+		return storagetest.Backend{
+			Storage: etcd3.New(etcd.Client(), storagetest.Codec(), storagetest.NewObject),
+			Prefix:  "/" + strings.ReplaceAll(t.Name(), "/", "-") + "/",
+			Compact: func(ctx context.Context, rev int64) error {
+				_, err := etcd.Client().Compact(ctx, rev)
+				return err
+			},
+		}
+	})
+}

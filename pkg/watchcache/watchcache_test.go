@@ -1,0 +1,105 @@
+package watchcache_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cronplane/cronplane/pkg/etcdserver"
+	"github.com/cronplane/cronplane/pkg/storage"
+	"github.com/cronplane/cronplane/pkg/storage/etcd3"
+	"github.com/cronplane/cronplane/pkg/storage/storagetest"
+	"github.com/cronplane/cronplane/pkg/watchcache"
+)
+
+var etcd *etcdserver.Server
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "watchcache-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	etcd, err = etcdserver.Start(context.Background(), etcdserver.Config{DataDir: dir})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	etcd.Close()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func newCache(t *testing.T, cfg watchcache.Config) storagetest.Backend {
+	prefix := "/" + strings.ReplaceAll(t.Name(), "/", "-") + "/"
+	backend := etcd3.New(etcd.Client(), storagetest.Codec(), storagetest.NewObject)
+	c := watchcache.New(backend, prefix, storagetest.NewObject, cfg)
+	t.Cleanup(c.Stop)
+	return storagetest.Backend{
+		Storage: c,
+		Prefix:  prefix,
+		Compact: func(ctx context.Context, rev int64) error {
+			_, err := etcd.Client().Compact(ctx, rev)
+			return err
+		},
+	}
+}
+
+func TestConformance(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storagetest.Backend { return newCache(t, watchcache.Config{}) })
+}
+
+func TestWatch_SlowWatcherIsEndedOthersContinue(t *testing.T) {
+	b := newCache(t, watchcache.Config{WatcherBuffer: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	slow, err := b.Storage.Watch(ctx, b.Prefix, storage.WatchOptions{Recursive: true, Mode: storage.ReadAny})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Stop()
+	fast, err := b.Storage.Watch(ctx, b.Prefix, storage.WatchOptions{Recursive: true, Mode: storage.ReadAny})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Stop()
+	const n = 20
+	got := make(chan int)
+	go func() {
+		count := 0
+		for range fast.ResultChan() {
+			count++
+			if count == n {
+				break
+			}
+		}
+		got <- count
+	}()
+	for i := 0; i < n; i++ {
+		storagetest.Create(t, b, fmt.Sprintf("o%d", i))
+	}
+	select {
+	case c := <-got:
+		if c != n {
+			t.Fatalf("fast watcher got %d events, want %d", c, n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("fast watcher held up")
+	}
+	// The slow watcher never read: it fell behind and was ended.
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case _, ok := <-slow.ResultChan():
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatal("slow watcher still open")
+		}
+	}
+}
