@@ -235,7 +235,9 @@ func (s *Server) storageFor(res *registry.Resource) storage.Interface {
 	if c, ok := s.caches[prefix]; ok {
 		return c
 	}
-	c := watchcache.New(etcd3.New(s.client, codec, newFunc), prefix, newFunc, watchcache.Config{})
+	backend := etcd3.New(s.client, codec, newFunc)
+	c := watchcache.New(backend, prefix, newFunc, watchcache.Config{})
+	backend.UseDecoded(c)
 	s.caches[prefix] = c
 	return c
 }

@@ -556,6 +556,21 @@ func (c *Cache) CurrentResourceVersion(ctx context.Context) (int64, error) {
 	return c.backend.CurrentResourceVersion(ctx)
 }
 
+// Decoded returns the cached object stored under key if it is the state at
+// revision rev: etcd reads that the cache passes through reuse it.
+func (c *Cache) Decoded(key string, rev int64) runtime.Object {
+	c.mu.RLock()
+	obj, ok := c.items[key]
+	c.mu.RUnlock()
+	if !ok {
+		return nil
+	}
+	if got, err := resourceVersion(obj); err != nil || got != rev {
+		return nil
+	}
+	return obj
+}
+
 // ResourceVersion is the revision the cache has reached.
 func (c *Cache) ResourceVersion() int64 {
 	c.mu.RLock()

@@ -25,18 +25,43 @@ import (
 	"github.com/cronplane/cronplane/pkg/storage"
 )
 
-// store is one resource's view of etcd.
-type store struct {
+// Store is one resource's view of etcd.
+type Store struct {
 	client *clientv3.Client
 	codec  storage.Codec
 	// newFunc builds the empty objects that carry bookmarks.
 	newFunc func() runtime.Object
+	decoded DecodedObjects
+}
+
+// DecodedObjects is a source of already decoded objects, such as a watch
+// cache over this store.
+type DecodedObjects interface {
+	// Decoded returns the object stored under key at revision rev, or nil.
+	// The object is shared and must not be mutated.
+	Decoded(key string, rev int64) runtime.Object
 }
 
 // New returns the storage of objects encoded by codec; newFunc returns an
 // empty object of the stored type (for bookmarks).
-func New(client *clientv3.Client, codec storage.Codec, newFunc func() runtime.Object) storage.Interface {
-	return &store{client: client, codec: codec, newFunc: newFunc}
+func New(client *clientv3.Client, codec storage.Codec, newFunc func() runtime.Object) *Store {
+	return &Store{client: client, codec: codec, newFunc: newFunc}
+}
+
+// UseDecoded makes lists take objects that d already decoded instead of
+// decoding them again: a paged list read from etcd then costs no decoding
+// and reuses the objects' memoized encodings. Call it before serving.
+func (s *Store) UseDecoded(d DecodedObjects) { s.decoded = d }
+
+// decodeShared decodes a listed key-value, or reuses the object d holds
+// for it; the result must not be mutated.
+func (s *Store) decodeShared(kv *mvccpb.KeyValue) (runtime.Object, error) {
+	if s.decoded != nil {
+		if obj := s.decoded.Decoded(string(kv.Key), kv.ModRevision); obj != nil {
+			return obj, nil
+		}
+	}
+	return s.decode(kv.Value, kv.ModRevision)
 }
 
 func setRV(obj runtime.Object, rev int64) error {
@@ -50,7 +75,7 @@ func setRV(obj runtime.Object, rev int64) error {
 
 // encode stores obj without its resourceVersion, as kube does; obj is left
 // as it was.
-func (s *store) encode(obj runtime.Object) ([]byte, error) {
+func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, err
@@ -65,7 +90,7 @@ func (s *store) encode(obj runtime.Object) ([]byte, error) {
 	return s.codec.Encode(obj)
 }
 
-func (s *store) decode(data []byte, rev int64) (runtime.Object, error) {
+func (s *Store) decode(data []byte, rev int64) (runtime.Object, error) {
 	obj, err := s.codec.Decode(data)
 	if err != nil {
 		return nil, err
@@ -86,7 +111,7 @@ func classify(err error, key string, rev int64) error {
 	return fmt.Errorf("etcd: %w", err)
 }
 
-func (s *store) Create(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
+func (s *Store) Create(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
 	data, err := s.encode(obj)
 	if err != nil {
 		return nil, err
@@ -104,7 +129,7 @@ func (s *store) Create(ctx context.Context, key string, obj runtime.Object) (run
 	return s.decode(data, resp.Header.Revision)
 }
 
-func (s *store) Get(ctx context.Context, key string, opts storage.GetOptions) (runtime.Object, error) {
+func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions) (runtime.Object, error) {
 	resp, err := s.client.Get(ctx, key)
 	if err != nil {
 		return nil, classify(err, key, 0)
@@ -152,7 +177,7 @@ func decodeContinue(token, prefix string) (string, int64, error) {
 	return prefix + start, t.RV, nil
 }
 
-func (s *store) List(ctx context.Context, prefix string, opts storage.ListOptions) (*storage.ListResult, error) {
+func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOptions) (*storage.ListResult, error) {
 	start, rev := prefix, int64(0)
 	if opts.Continue != "" {
 		var err error
@@ -193,7 +218,7 @@ func (s *store) List(ctx context.Context, prefix string, opts storage.ListOption
 		var last *mvccpb.KeyValue
 		for _, kv := range resp.Kvs {
 			last = kv
-			obj, err := s.decode(kv.Value, kv.ModRevision)
+			obj, err := s.decodeShared(kv)
 			if err != nil {
 				return nil, fmt.Errorf("decoding %s: %w", kv.Key, err)
 			}
@@ -255,7 +280,7 @@ type state struct {
 	rev  int64 // ModRevision; 0 when the key does not exist
 }
 
-func (s *store) stateOf(kvs []*mvccpb.KeyValue) (*state, error) {
+func (s *Store) stateOf(kvs []*mvccpb.KeyValue) (*state, error) {
 	if len(kvs) == 0 {
 		return &state{}, nil
 	}
@@ -266,7 +291,7 @@ func (s *store) stateOf(kvs []*mvccpb.KeyValue) (*state, error) {
 	return &state{obj: obj, data: kvs[0].Value, rev: kvs[0].ModRevision}, nil
 }
 
-func (s *store) read(ctx context.Context, key string) (*state, error) {
+func (s *Store) read(ctx context.Context, key string) (*state, error) {
 	resp, err := s.client.Get(ctx, key)
 	if err != nil {
 		return nil, classify(err, key, 0)
@@ -274,7 +299,7 @@ func (s *store) read(ctx context.Context, key string) (*state, error) {
 	return s.stateOf(resp.Kvs)
 }
 
-func (s *store) GuaranteedUpdate(ctx context.Context, key string, p *storage.Preconditions, tryUpdate storage.UpdateFunc) (runtime.Object, error) {
+func (s *Store) GuaranteedUpdate(ctx context.Context, key string, p *storage.Preconditions, tryUpdate storage.UpdateFunc) (runtime.Object, error) {
 	cur, err := s.read(ctx, key)
 	if err != nil {
 		return nil, err
@@ -324,7 +349,7 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, p *storage.Pre
 	}
 }
 
-func (s *store) Delete(ctx context.Context, key string, p *storage.Preconditions, validate storage.ValidateDeleteFunc) (runtime.Object, error) {
+func (s *Store) Delete(ctx context.Context, key string, p *storage.Preconditions, validate storage.ValidateDeleteFunc) (runtime.Object, error) {
 	cur, err := s.read(ctx, key)
 	if err != nil {
 		return nil, err
@@ -361,7 +386,7 @@ func (s *store) Delete(ctx context.Context, key string, p *storage.Preconditions
 	}
 }
 
-func (s *store) CurrentResourceVersion(ctx context.Context) (int64, error) {
+func (s *Store) CurrentResourceVersion(ctx context.Context) (int64, error) {
 	resp, err := s.client.Get(ctx, "\x00", clientv3.WithCountOnly())
 	if err != nil {
 		return 0, classify(err, "", 0)
@@ -371,13 +396,13 @@ func (s *store) CurrentResourceVersion(ctx context.Context) (int64, error) {
 
 // RequestProgress asks etcd to report the current revision on every open
 // watch of this client, as progress notifications.
-func (s *store) RequestProgress(ctx context.Context) error {
+func (s *Store) RequestProgress(ctx context.Context) error {
 	// The watch streams were opened with WithRequireLeader, which keys the
 	// stream the request must go to.
 	return s.client.RequestProgress(clientv3.WithRequireLeader(ctx))
 }
 
-func (s *store) Watch(ctx context.Context, key string, opts storage.WatchOptions) (watch.Interface, error) {
+func (s *Store) Watch(ctx context.Context, key string, opts storage.WatchOptions) (watch.Interface, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &watcher{cancel: cancel, result: make(chan watch.Event, 100)}
 	go w.run(ctx, s, key, opts)
@@ -413,7 +438,7 @@ func (w *watcher) fail(ctx context.Context, err error) {
 	w.send(ctx, watch.Event{Type: watch.Error, Object: &s})
 }
 
-func (w *watcher) run(ctx context.Context, s *store, key string, opts storage.WatchOptions) {
+func (w *watcher) run(ctx context.Context, s *Store, key string, opts storage.WatchOptions) {
 	defer close(w.result)
 	defer w.cancel()
 	rev := opts.ResourceVersion
@@ -479,7 +504,7 @@ func (w *watcher) run(ctx context.Context, s *store, key string, opts storage.Wa
 	}
 }
 
-func (s *store) getAsList(ctx context.Context, key string, pred storage.SelectionPredicate) (*storage.ListResult, error) {
+func (s *Store) getAsList(ctx context.Context, key string, pred storage.SelectionPredicate) (*storage.ListResult, error) {
 	resp, err := s.client.Get(ctx, key)
 	if err != nil {
 		return nil, classify(err, key, 0)
@@ -500,7 +525,7 @@ func (s *store) getAsList(ctx context.Context, key string, pred storage.Selectio
 // convert turns an etcd event into the watch event a watcher with pred
 // sees, if any: an object that starts matching is ADDED, one that stops
 // matching DELETED.
-func (s *store) convert(ev *clientv3.Event, pred storage.SelectionPredicate) (watch.Event, bool, error) {
+func (s *Store) convert(ev *clientv3.Event, pred storage.SelectionPredicate) (watch.Event, bool, error) {
 	var cur, prev runtime.Object
 	var err error
 	if ev.Type == clientv3.EventTypePut {
