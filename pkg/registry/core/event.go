@@ -107,9 +107,10 @@ func ValidateEventLegacy(e *corev1.Event, reportingField string) field.ErrorList
 	}
 	if e.ReportingController == "" {
 		errs = append(errs, field.Required(field.NewPath(reportingField), ""))
-	}
-	for _, msg := range validation.IsQualifiedName(e.ReportingController) {
-		errs = append(errs, field.Invalid(field.NewPath(reportingField), e.ReportingController, msg))
+	} else {
+		for _, msg := range validation.IsQualifiedName(e.ReportingController) {
+			errs = append(errs, field.Invalid(field.NewPath(reportingField), e.ReportingController, msg))
+		}
 	}
 	errs = append(errs, requiredWithLimit(e.ReportingInstance, "reportingInstance", reportingInstanceLengthLimit)...)
 	errs = append(errs, requiredWithLimit(e.Action, "action", actionLengthLimit)...)

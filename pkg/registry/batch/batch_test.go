@@ -1,0 +1,184 @@
+package batch
+
+import (
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+)
+
+func validCronJob() *batchv1.CronJob {
+	return &batchv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "default"},
+		Spec: batchv1.CronJobSpec{
+			Schedule: "*/5 * * * *",
+			JobTemplate: batchv1.JobTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Name: "hello"},
+				Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyOnFailure,
+					Containers:    []corev1.Container{{Name: "hello", Image: "busybox", Command: []string{"echo", "hi"}}},
+				}}},
+			},
+		},
+	}
+}
+
+// kubeDefaultedSpec is the spec kube-apiserver v1.29 returns for
+// `kubectl create cronjob hello --image=busybox --schedule='*/5 * * * *' -- echo hi`.
+const kubeDefaultedSpec = `
+concurrencyPolicy: Allow
+failedJobsHistoryLimit: 1
+jobTemplate:
+  metadata:
+    name: hello
+  spec:
+    template:
+      spec:
+        containers:
+        - command: [echo, hi]
+          image: busybox
+          imagePullPolicy: Always
+          name: hello
+          resources: {}
+          terminationMessagePath: /dev/termination-log
+          terminationMessagePolicy: File
+        dnsPolicy: ClusterFirst
+        restartPolicy: OnFailure
+        schedulerName: default-scheduler
+        securityContext: {}
+        terminationGracePeriodSeconds: 30
+schedule: '*/5 * * * *'
+successfulJobsHistoryLimit: 3
+suspend: false
+`
+
+func TestCronJobDefault_MatchesKube(t *testing.T) {
+	var want batchv1.CronJobSpec
+	if err := yaml.UnmarshalStrict([]byte(kubeDefaultedSpec), &want); err != nil {
+		t.Fatal(err)
+	}
+	cj := validCronJob()
+	cronJobStrategy{}.Default(cj)
+	if !equality.Semantic.DeepEqual(cj.Spec, want) {
+		got, _ := yaml.Marshal(cj.Spec)
+		t.Fatalf("defaulted spec:\n%s\nwant:\n%s", got, kubeDefaultedSpec)
+	}
+	again := cj.DeepCopy()
+	cronJobStrategy{}.Default(again)
+	if !equality.Semantic.DeepEqual(cj, again) {
+		t.Fatal("defaulting twice changed the object")
+	}
+}
+
+func TestImagePullPolicy_AlwaysOnlyForLatestOrUntagged(t *testing.T) {
+	for image, want := range map[string]corev1.PullPolicy{
+		"busybox":                  corev1.PullAlways,
+		"busybox:latest":           corev1.PullAlways,
+		"busybox:1.36":             corev1.PullIfNotPresent,
+		"registry:5000/busybox":    corev1.PullAlways,
+		"registry:5000/busybox:v1": corev1.PullIfNotPresent,
+		"busybox@sha256:abc":       corev1.PullIfNotPresent,
+	} {
+		c := corev1.Container{Image: image}
+		defaultContainer(&c)
+		if c.ImagePullPolicy != want {
+			t.Errorf("%s: %s, want %s", image, c.ImagePullPolicy, want)
+		}
+	}
+}
+
+func errFields(errs field.ErrorList) string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Field+": "+string(e.Type))
+	}
+	return strings.Join(out, "; ")
+}
+
+func TestCronJobValidate_Rules(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*batchv1.CronJob)
+		want   string
+	}{
+		{"valid", func(*batchv1.CronJob) {}, ""},
+		{"descriptor schedule", func(c *batchv1.CronJob) { c.Spec.Schedule = "@hourly" }, ""},
+		{"unparseable schedule", func(c *batchv1.CronJob) { c.Spec.Schedule = "bogus" }, "spec.schedule: FieldValueInvalid"},
+		{"empty schedule", func(c *batchv1.CronJob) { c.Spec.Schedule = "" }, "spec.schedule: FieldValueRequired"},
+		{"TZ in schedule", func(c *batchv1.CronJob) { c.Spec.Schedule = "TZ=UTC 0 * * * *" }, "spec.schedule: FieldValueInvalid"},
+		{"known time zone", func(c *batchv1.CronJob) { tz := "Europe/Berlin"; c.Spec.TimeZone = &tz }, ""},
+		{"unknown time zone", func(c *batchv1.CronJob) { tz := "Mars/Olympus"; c.Spec.TimeZone = &tz }, "spec.timeZone: FieldValueInvalid"},
+		{"Local time zone", func(c *batchv1.CronJob) { tz := "Local"; c.Spec.TimeZone = &tz }, "spec.timeZone: FieldValueInvalid"},
+		{"negative deadline", func(c *batchv1.CronJob) { d := int64(-1); c.Spec.StartingDeadlineSeconds = &d }, "spec.startingDeadlineSeconds: FieldValueInvalid"},
+		{"negative history", func(c *batchv1.CronJob) { n := int32(-1); c.Spec.SuccessfulJobsHistoryLimit = &n }, "spec.successfulJobsHistoryLimit: FieldValueInvalid"},
+		{"bad policy", func(c *batchv1.CronJob) { c.Spec.ConcurrencyPolicy = "Sometimes" }, "spec.concurrencyPolicy: FieldValueNotSupported"},
+		{"no containers", func(c *batchv1.CronJob) { c.Spec.JobTemplate.Spec.Template.Spec.Containers = nil }, "spec.jobTemplate.spec.template.spec.containers: FieldValueRequired"},
+		{"container without image", func(c *batchv1.CronJob) { c.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = "" }, "spec.jobTemplate.spec.template.spec.containers[0].image: FieldValueRequired"},
+		{"restartPolicy Always", func(c *batchv1.CronJob) {
+			c.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
+		}, "spec.jobTemplate.spec.template.spec.restartPolicy: FieldValueNotSupported"},
+		{"name of 53 characters", func(c *batchv1.CronJob) { c.Name = strings.Repeat("a", 53) }, "metadata.name: FieldValueInvalid"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cj := validCronJob()
+			tc.mutate(cj)
+			cronJobStrategy{}.Default(cj)
+			if got := errFields(cronJobStrategy{}.Validate(cj)); got != tc.want {
+				t.Fatalf("errors %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCronJobUpdate_SpecChangeBumpsGenerationAndKeepsStatus(t *testing.T) {
+	old := validCronJob()
+	old.Generation = 1
+	now := metav1.Now()
+	old.Status.LastScheduleTime = &now
+	cj := old.DeepCopy()
+	cj.Status = batchv1.CronJobStatus{}
+	cj.Spec.Schedule = "@daily"
+	cronJobStrategy{}.PrepareForUpdate(cj, old)
+	if cj.Generation != 2 || cj.Status.LastScheduleTime == nil {
+		t.Fatalf("generation %d status %+v", cj.Generation, cj.Status)
+	}
+	same := old.DeepCopy()
+	cronJobStrategy{}.PrepareForUpdate(same, old)
+	if same.Generation != 1 {
+		t.Fatalf("generation bumped without a spec change: %d", same.Generation)
+	}
+}
+
+func TestJob_SelectorAndLabelsGeneratedFromUID(t *testing.T) {
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "j", UID: "1234"},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "c", Image: "busybox"}},
+		}}},
+	}
+	s := jobStrategy{}
+	s.PrepareForCreate(job)
+	s.Default(job)
+	if errs := s.Validate(job); len(errs) > 0 {
+		t.Fatalf("invalid: %v", errs)
+	}
+	if job.Spec.Selector.MatchLabels[labelControllerUID] != "1234" || job.Spec.Template.Labels[labelJobName] != "j" || job.Spec.Template.Labels[legacyLabelControllerUID] != "1234" {
+		t.Fatalf("selector %+v labels %+v", job.Spec.Selector, job.Spec.Template.Labels)
+	}
+	if *job.Spec.Parallelism != 1 || *job.Spec.Completions != 1 || *job.Spec.BackoffLimit != 6 ||
+		*job.Spec.CompletionMode != batchv1.NonIndexedCompletion || *job.Spec.Suspend || *job.Spec.PodReplacementPolicy != batchv1.TerminatingOrFailed || *job.Spec.ManualSelector {
+		t.Fatalf("defaults %+v", job.Spec)
+	}
+	changed := job.DeepCopy()
+	changed.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}}
+	if got := errFields(s.ValidateUpdate(changed, job)); !strings.Contains(got, "spec.selector: FieldValueInvalid") {
+		t.Fatalf("selector change allowed: %q", got)
+	}
+}
