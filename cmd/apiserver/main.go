@@ -55,6 +55,8 @@ func newCommand() *cobra.Command {
 	f.StringVar(&opts.TLSCertFile, "tls-cert-file", opts.TLSCertFile, "serving certificate (PEM)")
 	f.StringVar(&opts.TLSPrivateKeyFile, "tls-private-key-file", opts.TLSPrivateKeyFile, "serving certificate's private key (PEM)")
 	f.StringVar(&opts.TokenAuthFile, "token-auth-file", opts.TokenAuthFile, "static bearer tokens, one per line: token,user,uid,\"group1,group2\"")
+	f.DurationVar(&opts.CompactionInterval, "etcd-compaction-interval", opts.CompactionInterval, "how often etcd's history is compacted (coordinated with other apiservers); 0 turns compaction off")
+	f.Var(opts.FeatureGates, "feature-gates", opts.FeatureGates.Help())
 	f.Int64Var(&opts.MinRequestTimeout, "min-request-timeout", opts.MinRequestTimeout, "seconds a watch without timeoutSeconds lasts at least (it lasts up to twice this)")
 	return cmd
 }

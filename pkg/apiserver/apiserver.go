@@ -39,6 +39,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/certs"
 	"github.com/cronplane/cronplane/pkg/discovery"
 	"github.com/cronplane/cronplane/pkg/etcdserver"
+	"github.com/cronplane/cronplane/pkg/featuregate"
 	"github.com/cronplane/cronplane/pkg/handler"
 	"github.com/cronplane/cronplane/pkg/kubeconfig"
 	"github.com/cronplane/cronplane/pkg/registry"
@@ -71,6 +72,9 @@ type Options struct {
 	TokenAuthFile     string
 	// MinRequestTimeout (seconds) bounds watches without timeoutSeconds.
 	MinRequestTimeout int64
+	// CompactionInterval is how often etcd's history is compacted; 0 never.
+	CompactionInterval time.Duration
+	FeatureGates       *featuregate.Gates
 	// Logf receives progress messages; nil logs to the standard logger.
 	Logf func(format string, args ...interface{})
 }
@@ -81,8 +85,10 @@ func DefaultOptions() Options {
 		DataDir:           ".cronplane",
 		EtcdPrefix:        "/registry",
 		BindAddress:       "127.0.0.1",
-		SecurePort:        6443,
-		MinRequestTimeout: 1800,
+		SecurePort:         6443,
+		MinRequestTimeout:  1800,
+		CompactionInterval: 5 * time.Minute,
+		FeatureGates:       featuregate.New(featuregate.Known),
 	}
 }
 
@@ -223,7 +229,12 @@ func (s *Server) newStore(res *registry.Resource, adm admission.Interface) *regi
 // storageFor returns the watch cache over etcd of a resource's storage;
 // resources stored under the same keys (the two event APIs) share one.
 func (s *Server) storageFor(res *registry.Resource) storage.Interface {
-	codec, newFunc := res.Codec, res.New
+	codec := res.Codec
+	newFunc := func() runtime.Object {
+		obj := res.New()
+		obj.GetObjectKind().SetGroupVersionKind(res.GroupVersionKind)
+		return obj
+	}
 	if conv := res.Conversion; conv != nil {
 		codec = conv.StorageCodec
 		newFunc = func() runtime.Object {
@@ -268,7 +279,7 @@ func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 var publicPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true}
 
 func (s *Server) buildChain(tokens *authn.TokenSet) http.Handler {
-	resources := &handler.Handler{Registry: s.Registry, MinRequestTimeout: s.opts.MinRequestTimeout}
+	resources := &handler.Handler{Registry: s.Registry, MinRequestTimeout: s.opts.MinRequestTimeout, FeatureGates: s.opts.FeatureGates}
 	disc := &discovery.Handler{Registry: s.Registry}
 	r := mux.NewRouter()
 	r.HandleFunc("/healthz", s.serveHealth(false)).Methods(http.MethodGet)
@@ -397,6 +408,11 @@ func (s *Server) Serve(ctx context.Context) error {
 		case <-s.closed:
 		}
 	}()
+	if s.opts.CompactionInterval > 0 {
+		compactCtx, stop := context.WithCancel(ctx)
+		defer stop()
+		go etcd3.NewCompactor(s.client, s.opts.CompactionInterval, s.opts.Logf).Run(compactCtx)
+	}
 	s.opts.Logf("serving on %s", s.URL)
 	err := s.http.Serve(s.listener)
 	if errors.Is(err, http.ErrServerClosed) {
@@ -404,6 +420,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	return err
 }
+
+// EtcdClient is the server's etcd client, for tests and tools.
+func (s *Server) EtcdClient() *clientv3.Client { return s.client }
 
 // Handler is the full handler chain, for in-process use.
 func (s *Server) Handler() http.Handler { return s.handler }

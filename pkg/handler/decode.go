@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	sigsjson "sigs.k8s.io/json"
 
+	"github.com/cronplane/cronplane/pkg/featuregate"
 	"github.com/cronplane/cronplane/pkg/storage"
 )
 
@@ -160,6 +161,16 @@ func (c *call) listOptions() (metav1.ListOptions, storage.SelectionPredicate, er
 		ResourceVersionMatch: metav1.ResourceVersionMatch(q.Get("resourceVersionMatch")),
 		Continue:             q.Get("continue"),
 	}
+	if v, ok := q["sendInitialEvents"]; ok && len(v) > 0 {
+		b, err := strconv.ParseBool(v[0])
+		if err != nil {
+			return opts, storage.SelectionPredicate{}, apierrors.NewBadRequest(fmt.Sprintf("invalid sendInitialEvents %q", v[0]))
+		}
+		opts.SendInitialEvents = &b
+	}
+	if err := c.validateWatchOptions(opts); err != nil {
+		return opts, storage.SelectionPredicate{}, err
+	}
 	var pred storage.SelectionPredicate
 	for name, dst := range map[string]*int64{"limit": &opts.Limit, "timeoutSeconds": nil} {
 		v := q.Get(name)
@@ -249,6 +260,34 @@ func (c *call) deleteOptions() (*metav1.DeleteOptions, bool, error) {
 }
 
 func isTrue(v string) bool { return v == "1" || v == "true" }
+
+// validateWatchOptions checks sendInitialEvents and resourceVersionMatch
+// on watches as kube does.
+func (c *call) validateWatchOptions(opts metav1.ListOptions) error {
+	bad := func(msg string) error { return apierrors.NewBadRequest(msg) }
+	if !opts.Watch {
+		if opts.SendInitialEvents != nil {
+			return bad("sendInitialEvents is forbidden for list")
+		}
+		return nil
+	}
+	if opts.SendInitialEvents == nil {
+		if opts.ResourceVersionMatch != "" {
+			return bad("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+		}
+		return nil
+	}
+	if c.h.FeatureGates == nil || !c.h.FeatureGates.Enabled(featuregate.WatchList) {
+		return bad("sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled")
+	}
+	if opts.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan {
+		return bad(fmt.Sprintf("sendInitialEvents requires setting resourceVersionMatch to %s", metav1.ResourceVersionMatchNotOlderThan))
+	}
+	if *opts.SendInitialEvents && !opts.AllowWatchBookmarks {
+		return bad("sendInitialEvents requires setting allowWatchBookmarks to true")
+	}
+	return nil
+}
 
 // watchTimeout is timeoutSeconds, or a random time between the minimum
 // request timeout and twice it, so that watches of many clients do not all

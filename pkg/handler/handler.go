@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/cronplane/cronplane/pkg/featuregate"
 	"github.com/cronplane/cronplane/pkg/registry"
 	"github.com/cronplane/cronplane/pkg/request"
 	"github.com/cronplane/cronplane/pkg/response"
@@ -24,6 +25,7 @@ type Handler struct {
 	// MinRequestTimeout bounds watches: one without timeoutSeconds lasts a
 	// random time between it and twice it.
 	MinRequestTimeout int64
+	FeatureGates      *featuregate.Gates
 }
 
 func errMethodNotAllowed() error {

@@ -1,10 +1,10 @@
 package handler
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -16,7 +16,9 @@ import (
 // flushed as it is written, until the timeout, the client leaving or the
 // end of the underlying watch.
 func (c *call) serveWatch(opts metav1.ListOptions, pred storage.SelectionPredicate) {
-	w, err := c.store.Watch(c.r.Context(), c.namespace, opts, pred)
+	ctx, cancel := context.WithTimeout(c.r.Context(), c.watchTimeout(opts))
+	defer cancel()
+	w, err := c.store.Watch(ctx, c.namespace, opts, pred)
 	if err != nil {
 		c.fail(err)
 		return
@@ -29,14 +31,10 @@ func (c *call) serveWatch(opts metav1.ListOptions, pred storage.SelectionPredica
 	if flusher != nil {
 		flusher.Flush()
 	}
-	timeout := time.NewTimer(c.watchTimeout(opts))
-	defer timeout.Stop()
 	buf := make([]byte, 0, 4096)
 	for {
 		select {
-		case <-c.r.Context().Done():
-			return
-		case <-timeout.C:
+		case <-ctx.Done():
 			return
 		case e, ok := <-w.ResultChan():
 			if !ok {

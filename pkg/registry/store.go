@@ -354,19 +354,25 @@ func (s *Store) List(ctx context.Context, namespace string, opts metav1.ListOpti
 	}, nil
 }
 
-// Watch streams changes of a collection.
+// Watch streams changes of a collection, per the resourceVersion table of
+// the API conventions; the watch ends with ctx.
 func (s *Store) Watch(ctx context.Context, namespace string, opts metav1.ListOptions, pred storage.SelectionPredicate) (watch.Interface, error) {
 	rv, err := parseResourceVersion(opts.ResourceVersion)
 	if err != nil {
 		return nil, err
 	}
-	mode := storage.ReadMostRecent
-	if opts.ResourceVersion != "" {
-		mode = storage.ReadAny
+	wopts := storage.WatchOptions{ResourceVersion: rv, Mode: storage.ReadAny, Recursive: true, Predicate: pred, ProgressNotify: opts.AllowWatchBookmarks}
+	if opts.ResourceVersion == "" {
+		wopts.Mode = storage.ReadMostRecent
 	}
-	w, err := s.Storage.Watch(ctx, s.prefix(namespace), storage.WatchOptions{
-		ResourceVersion: rv, Mode: mode, Recursive: true, Predicate: pred, ProgressNotify: opts.AllowWatchBookmarks,
-	})
+	if sie := opts.SendInitialEvents; sie != nil {
+		wopts.SendInitialEvents = *sie
+		wopts.SkipInitialState = !*sie
+		if *sie && rv > 0 {
+			wopts.Mode = storage.ReadNotOlderThan
+		}
+	}
+	w, err := s.Storage.Watch(ctx, s.prefix(namespace), wopts)
 	if err != nil {
 		return nil, s.apiError(err, "")
 	}

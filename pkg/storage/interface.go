@@ -185,4 +185,16 @@ type WatchOptions struct {
 	// only a resourceVersion whenever it knows that nothing under the key
 	// changed up to that revision.
 	ProgressNotify bool
+	// SendInitialEvents starts the watch with an ADDED event for every
+	// object in a state read per Mode (ReadNotOlderThan: at least
+	// ResourceVersion), followed by a BOOKMARK annotated InitialEventsEnd
+	// at that state's revision. It overrides ResourceVersion's own meaning.
+	SendInitialEvents bool
+	// SkipInitialState with ResourceVersion 0 starts at the current
+	// revision without the synthetic ADDED events.
+	SkipInitialState bool
 }
+
+// InitialEventsEndAnnotation marks the bookmark that ends the initial
+// events of a watch with SendInitialEvents.
+const InitialEventsEndAnnotation = "k8s.io/initial-events-end"

@@ -75,12 +75,14 @@ type ProgressRequester interface {
 type NewFunc func() runtime.Object
 
 type event struct {
-	typ  watch.EventType
-	key  string
-	obj  *storage.SharedObject
-	prev *storage.SharedObject
-	rv   int64
-	at   time.Time
+	// initialEnd marks the bookmark that ends a watch's initial events.
+	initialEnd bool
+	typ        watch.EventType
+	key        string
+	obj        *storage.SharedObject
+	prev       *storage.SharedObject
+	rv         int64
+	at         time.Time
 }
 
 // Cache is a storage.Interface serving reads from memory.
@@ -447,14 +449,20 @@ func (c *Cache) List(ctx context.Context, prefix string, opts storage.ListOption
 // ResourceVersion is 0, else the events after it, which must still be in
 // the window (410 Gone otherwise).
 func (c *Cache) Watch(ctx context.Context, key string, opts storage.WatchOptions) (watch.Interface, error) {
-	if opts.ResourceVersion == 0 && opts.Mode == storage.ReadMostRecent {
-		if err := c.syncConsistent(ctx); err != nil {
-			return nil, err
-		}
-	} else if err := c.waitFor(ctx, 0); err != nil {
+	initialState := opts.SendInitialEvents || (opts.ResourceVersion == 0 && !opts.SkipInitialState)
+	var err error
+	switch {
+	case initialState && opts.Mode == storage.ReadMostRecent:
+		err = c.syncConsistent(ctx)
+	case opts.SendInitialEvents && opts.Mode == storage.ReadNotOlderThan:
+		err = c.waitFor(ctx, opts.ResourceVersion)
+	default:
+		err = c.waitFor(ctx, 0)
+	}
+	if err != nil {
 		return nil, err
 	}
-	if opts.ResourceVersion > 0 {
+	if opts.ResourceVersion > 0 && !opts.SendInitialEvents {
 		// The ring may still hold events from before a compaction; a watch
 		// from a compacted revision is answered as etcd would answer it.
 		_, err := c.backend.List(ctx, c.prefix, storage.ListOptions{Mode: storage.ReadExact, ResourceVersion: opts.ResourceVersion, Limit: 1})
@@ -462,11 +470,11 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.WatchOptions
 			return errorWatch(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", opts.ResourceVersion))), nil
 		}
 	}
-	w := newWatcher(c, key, opts, c.cfg.WatcherBuffer)
+	w := newWatcher(ctx, c, key, opts, c.cfg.WatcherBuffer)
 	c.mu.Lock()
 	var initial []*event
 	switch {
-	case opts.ResourceVersion == 0:
+	case initialState:
 		keys := make([]string, 0, len(c.items))
 		for k := range c.items {
 			if w.wantsKey(k) {
@@ -474,10 +482,15 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.WatchOptions
 			}
 		}
 		sort.Strings(keys)
-		initial = make([]*event, len(keys))
+		initial = make([]*event, len(keys), len(keys)+1)
 		for i, k := range keys {
 			initial[i] = &event{typ: watch.Added, key: k, obj: c.items[k]}
 		}
+		w.startRV = c.rv
+		if opts.SendInitialEvents && opts.ProgressNotify {
+			initial = append(initial, &event{typ: watch.Bookmark, rv: c.rv, initialEnd: true})
+		}
+	case opts.ResourceVersion == 0:
 		w.startRV = c.rv
 	case opts.ResourceVersion < c.oldest:
 		oldest := c.oldest
@@ -520,13 +533,16 @@ func (c *Cache) sendBookmarks(now time.Time) {
 	rv := c.rv
 	var due []*watcher
 	for w := range c.watchers {
-		if w.bookmarks && now.After(w.nextBookmark) {
+		if w.bookmarks && (now.After(w.nextBookmark) || (!w.endBookmarkAt.IsZero() && now.After(w.endBookmarkAt))) {
 			due = append(due, w)
 		}
 	}
 	c.mu.RUnlock()
 	for _, w := range due {
 		w.nextBookmark = now.Add(jitter(c.cfg.BookmarkInterval))
+		if !w.endBookmarkAt.IsZero() && now.After(w.endBookmarkAt) {
+			w.endBookmarkAt = time.Time{}
+		}
 		if !w.offer(&event{typ: watch.Bookmark, rv: rv}) {
 			c.remove(w)
 		}

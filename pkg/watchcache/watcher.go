@@ -31,6 +31,9 @@ type watcher struct {
 	// lastRV is the newest revision sent (for bookmarks); owned by run.
 	lastRV       int64
 	nextBookmark time.Time
+	// endBookmarkAt is when to send the bookmark that precedes the end of
+	// the watch (its context's deadline); zero when none is due.
+	endBookmarkAt time.Time
 
 	// stopped is closed when the watcher is removed from the cache, by
 	// Stop or because it fell behind; in is never closed, so that senders
@@ -39,17 +42,22 @@ type watcher struct {
 	stopped  chan struct{}
 }
 
-func newWatcher(c *Cache, key string, opts storage.WatchOptions, buffer int) *watcher {
+func newWatcher(ctx context.Context, c *Cache, key string, opts storage.WatchOptions, buffer int) *watcher {
+	var endBookmarkAt time.Time
+	if deadline, ok := ctx.Deadline(); ok {
+		endBookmarkAt = deadline.Add(-2 * time.Second)
+	}
 	return &watcher{
-		cache:        c,
-		key:          key,
-		recursive:    opts.Recursive,
-		pred:         opts.Predicate,
-		bookmarks:    opts.ProgressNotify,
-		in:           make(chan *event, buffer),
-		result:       make(chan watch.Event),
-		stopped:      make(chan struct{}),
-		nextBookmark: time.Now().Add(jitter(c.cfg.BookmarkInterval)),
+		endBookmarkAt: endBookmarkAt,
+		cache:         c,
+		key:           key,
+		recursive:     opts.Recursive,
+		pred:          opts.Predicate,
+		bookmarks:     opts.ProgressNotify,
+		in:            make(chan *event, buffer),
+		result:        make(chan watch.Event),
+		stopped:       make(chan struct{}),
+		nextBookmark:  time.Now().Add(jitter(c.cfg.BookmarkInterval)),
 	}
 }
 
@@ -131,7 +139,13 @@ func (w *watcher) convert(ev *event, initial bool) (watch.Event, bool) {
 		if ev.rv <= w.lastRV && w.lastRV != 0 && ev.rv != 0 {
 			ev = &event{typ: watch.Bookmark, rv: w.lastRV}
 		}
-		return watch.Event{Type: watch.Bookmark, Object: w.bookmark(ev.rv)}, true
+		obj := w.bookmark(ev.rv)
+		if ev.initialEnd {
+			if m, err := meta.Accessor(obj); err == nil {
+				m.SetAnnotations(map[string]string{storage.InitialEventsEndAnnotation: "true"})
+			}
+		}
+		return watch.Event{Type: watch.Bookmark, Object: obj}, true
 	}
 	if !initial && ev.rv <= w.startRV {
 		return watch.Event{}, false

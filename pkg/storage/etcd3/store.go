@@ -446,7 +446,14 @@ func (w *watcher) run(ctx context.Context, s *Store, key string, opts storage.Wa
 	if opts.Recursive && !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	if rev == 0 {
+	if rev == 0 && opts.SkipInitialState && !opts.SendInitialEvents {
+		current, err := s.CurrentResourceVersion(ctx)
+		if err != nil {
+			w.fail(ctx, err)
+			return
+		}
+		rev = current
+	} else if rev == 0 || opts.SendInitialEvents {
 		var list *storage.ListResult
 		var err error
 		if opts.Recursive {
@@ -458,12 +465,27 @@ func (w *watcher) run(ctx context.Context, s *Store, key string, opts storage.Wa
 			w.fail(ctx, err)
 			return
 		}
+		if opts.Mode == storage.ReadNotOlderThan && list.ResourceVersion < opts.ResourceVersion {
+			w.fail(ctx, &storage.Error{Code: storage.ErrCodeTooLargeResourceVersion, Revision: list.ResourceVersion})
+			return
+		}
 		for _, obj := range list.Items {
 			if !w.send(ctx, watch.Event{Type: watch.Added, Object: obj}) {
 				return
 			}
 		}
 		rev = list.ResourceVersion
+		if opts.SendInitialEvents && opts.ProgressNotify {
+			obj := s.newFunc()
+			m, err := meta.Accessor(obj)
+			if err == nil {
+				m.SetResourceVersion(strconv.FormatInt(rev, 10))
+				m.SetAnnotations(map[string]string{storage.InitialEventsEndAnnotation: "true"})
+			}
+			if !w.send(ctx, watch.Event{Type: watch.Bookmark, Object: obj}) {
+				return
+			}
+		}
 	}
 	wopts := []clientv3.OpOption{clientv3.WithRev(rev + 1), clientv3.WithPrevKV()}
 	if opts.Recursive {

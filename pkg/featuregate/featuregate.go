@@ -1,0 +1,118 @@
+// Package featuregate owns the server's feature gates: which exist, their
+// stage and default, and the --feature-gates flag that overrides them at
+// start. Gates are read-only once the server runs.
+package featuregate
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Stage is a gate's maturity.
+type Stage string
+
+const (
+	Alpha Stage = "ALPHA"
+	Beta  Stage = "BETA"
+	GA    Stage = "GA"
+)
+
+// Spec describes a gate.
+type Spec struct {
+	Default bool
+	Stage   Stage
+	// LockToDefault gates (GA) may only be set to their default.
+	LockToDefault bool
+}
+
+// Gates known to the server.
+const (
+	// WatchList: watches with sendInitialEvents stream the initial state.
+	WatchList = "WatchList"
+	// APIResponseCompression: gzip large responses when clients accept it.
+	APIResponseCompression = "APIResponseCompression"
+)
+
+// Known are the gates and their specs, as kube v1.29 has them.
+var Known = map[string]Spec{
+	WatchList:              {Default: false, Stage: Alpha},
+	APIResponseCompression: {Default: true, Stage: Beta},
+}
+
+// Gates is a set of gate values.
+type Gates struct {
+	known   map[string]Spec
+	enabled map[string]bool
+}
+
+// New returns the defaults of known.
+func New(known map[string]Spec) *Gates {
+	g := &Gates{known: known, enabled: map[string]bool{}}
+	for name, s := range known {
+		g.enabled[name] = s.Default
+	}
+	return g
+}
+
+// Enabled reports whether a gate is on; unknown gates are off.
+func (g *Gates) Enabled(name string) bool { return g.enabled[name] }
+
+// Set applies a --feature-gates value: comma-separated Name=bool pairs.
+func (g *Gates) Set(value string) error {
+	for _, pair := range strings.Split(value, ",") {
+		pair = strings.TrimSpace(pair)
+		if pair == "" {
+			continue
+		}
+		name, v, ok := strings.Cut(pair, "=")
+		if !ok {
+			return fmt.Errorf("missing bool value for %s", name)
+		}
+		spec, known := g.known[name]
+		if !known {
+			return fmt.Errorf("unrecognized feature gate: %s", name)
+		}
+		on, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("invalid value of %s=%s, err: %v", name, v, err)
+		}
+		if spec.LockToDefault && on != spec.Default {
+			return fmt.Errorf("cannot set feature gate %v to %v, feature is locked to %v", name, on, spec.Default)
+		}
+		g.enabled[name] = on
+	}
+	return nil
+}
+
+// String lists the gates that differ from their default.
+func (g *Gates) String() string {
+	var out []string
+	for name, on := range g.enabled {
+		if on != g.known[name].Default {
+			out = append(out, fmt.Sprintf("%s=%t", name, on))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+// Type names the flag's value type in help output.
+func (g *Gates) Type() string { return "mapStringBool" }
+
+// Help lists every gate for the flag's usage text.
+func (g *Gates) Help() string {
+	names := make([]string, 0, len(g.known))
+	for n := range g.known {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("A set of key=value pairs that describe feature gates for alpha/experimental features. Options are:")
+	for _, n := range names {
+		s := g.known[n]
+		fmt.Fprintf(&b, "\n%s=true|false (%s - default=%t)", n, s.Stage, s.Default)
+	}
+	return b.String()
+}
