@@ -82,9 +82,9 @@ type Options struct {
 // DefaultOptions are the flag defaults.
 func DefaultOptions() Options {
 	return Options{
-		DataDir:           ".cronplane",
-		EtcdPrefix:        "/registry",
-		BindAddress:       "127.0.0.1",
+		DataDir:            ".cronplane",
+		EtcdPrefix:         "/registry",
+		BindAddress:        "127.0.0.1",
 		SecurePort:         6443,
 		MinRequestTimeout:  1800,
 		CompactionInterval: 5 * time.Minute,

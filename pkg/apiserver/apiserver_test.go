@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/cronplane/cronplane/pkg/apiserver"
 	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
 )
 
@@ -26,7 +27,11 @@ var srv *apiservertest.Server
 
 func TestMain(m *testing.M) {
 	var err error
-	srv, err = apiservertest.New()
+	srv, err = apiservertest.New(func(o *apiserver.Options) {
+		if err := o.FeatureGates.Set("WatchList=true"); err != nil {
+			panic(err)
+		}
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/cronplane/cronplane/pkg/storage"
@@ -60,7 +62,9 @@ func (c *call) serveWatch(opts metav1.ListOptions, pred storage.SelectionPredica
 func appendWatchEvent(buf []byte, e watch.Event) ([]byte, error) {
 	var obj []byte
 	var err error
-	if m, ok := e.Object.(json.Marshaler); ok {
+	if e.Type == watch.Bookmark {
+		obj, err = bookmarkJSON(e.Object)
+	} else if m, ok := e.Object.(json.Marshaler); ok {
 		obj, err = m.MarshalJSON()
 	} else {
 		obj, err = json.Marshal(e.Object)
@@ -73,4 +77,24 @@ func appendWatchEvent(buf []byte, e watch.Event) ([]byte, error) {
 	buf = append(buf, `,"object":`...)
 	buf = append(buf, obj...)
 	return append(buf, "}\n"...), nil
+}
+
+// bookmarkJSON encodes a bookmark's object as kube documents it: kind,
+// apiVersion and metadata.resourceVersion only (and the annotation that
+// ends a watch's initial events).
+func bookmarkJSON(obj runtime.Object) ([]byte, error) {
+	m, err := meta.Accessor(storage.Unwrap(obj))
+	if err != nil {
+		return nil, err
+	}
+	apiVersion, kind := obj.GetObjectKind().GroupVersionKind().ToAPIVersionAndKind()
+	type bookmarkMeta struct {
+		ResourceVersion string            `json:"resourceVersion"`
+		Annotations     map[string]string `json:"annotations,omitempty"`
+	}
+	return json.Marshal(struct {
+		Kind       string       `json:"kind"`
+		APIVersion string       `json:"apiVersion"`
+		Metadata   bookmarkMeta `json:"metadata"`
+	}{kind, apiVersion, bookmarkMeta{m.GetResourceVersion(), m.GetAnnotations()}})
 }

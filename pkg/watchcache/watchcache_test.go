@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/watch"
+
 	"github.com/cronplane/cronplane/pkg/etcdserver"
 	"github.com/cronplane/cronplane/pkg/storage"
 	"github.com/cronplane/cronplane/pkg/storage/etcd3"
@@ -102,4 +104,46 @@ func TestWatch_SlowWatcherIsEndedOthersContinue(t *testing.T) {
 			t.Fatal("slow watcher still open")
 		}
 	}
+}
+
+func waitBookmark(t *testing.T, w watch.Interface, within time.Duration) {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case e, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("watch ended")
+			}
+			if e.Type == watch.Bookmark {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no bookmark within %s", within)
+		}
+	}
+}
+
+func TestWatch_BookmarksAtTheIntervalWhenAsked(t *testing.T) {
+	b := newCache(t, watchcache.Config{BookmarkInterval: time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := b.Storage.Watch(ctx, b.Prefix, storage.WatchOptions{Recursive: true, Mode: storage.ReadAny, ProgressNotify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	waitBookmark(t, w, 5*time.Second)
+}
+
+func TestWatch_BookmarkBeforeTheWatchEnds(t *testing.T) {
+	b := newCache(t, watchcache.Config{BookmarkInterval: time.Hour})
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	w, err := b.Storage.Watch(ctx, b.Prefix, storage.WatchOptions{Recursive: true, Mode: storage.ReadAny, ProgressNotify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	waitBookmark(t, w, 4*time.Second)
 }

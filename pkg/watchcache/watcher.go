@@ -136,10 +136,11 @@ func (w *watcher) send(ctx context.Context, ev *event, initial bool) bool {
 
 func (w *watcher) convert(ev *event, initial bool) (watch.Event, bool) {
 	if ev.typ == watch.Bookmark {
-		if ev.rv <= w.lastRV && w.lastRV != 0 && ev.rv != 0 {
-			ev = &event{typ: watch.Bookmark, rv: w.lastRV}
+		rv := ev.rv
+		if rv < w.lastRV {
+			rv = w.lastRV
 		}
-		obj := w.bookmark(ev.rv)
+		obj := w.bookmark(rv)
 		if ev.initialEnd {
 			if m, err := meta.Accessor(obj); err == nil {
 				m.SetAnnotations(map[string]string{storage.InitialEventsEndAnnotation: "true"})
