@@ -452,7 +452,6 @@ func TestInformer_SeesChangesAndRelistsAfterGone(t *testing.T) {
 	}
 }
 
-
 func ctxDone(t *testing.T) <-chan struct{} { return ctx(t).Done() }
 
 func waitEvent(t *testing.T, events chan string, want string) {
