@@ -513,9 +513,15 @@ func TestAuthentication_MissingOrWrongTokenIs401(t *testing.T) {
 			t.Fatalf("token %q: %d %s", token, resp.StatusCode, body)
 		}
 	}
-	resp, body := raw(t, "GET", "/readyz", "", "", "")
-	if resp.StatusCode != 200 || body != "ok" {
-		t.Fatalf("readyz without credentials: %d %s", resp.StatusCode, body)
+	for _, path := range []string{"/readyz", "/livez", "/healthz"} {
+		resp, body := raw(t, "GET", path, "", "", "")
+		if resp.StatusCode != 200 || body != "ok" {
+			t.Fatalf("%s without credentials: %d %s", path, resp.StatusCode, body)
+		}
+	}
+	resp, body := raw(t, "GET", "/readyz?verbose", "", "", "")
+	if resp.StatusCode != 200 || !strings.Contains(body, "[+]etcd ok") {
+		t.Fatalf("verbose readyz: %d %s", resp.StatusCode, body)
 	}
 }
 

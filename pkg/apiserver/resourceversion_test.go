@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -466,5 +467,23 @@ func waitEvent(t *testing.T, events chan string, want string) {
 		case <-deadline:
 			t.Fatalf("no %q event", want)
 		}
+	}
+}
+
+func TestWatch_TimeoutSecondsEndsTheStream(t *testing.T) {
+	ns := namespace(t)
+	start := time.Now()
+	req, _ := http.NewRequest("GET", srv.URL+"/apis/batch/v1/namespaces/"+ns+"/cronjobs?watch=1&timeoutSeconds=1", nil)
+	req.Header.Set("Authorization", "Bearer "+srv.AdminToken)
+	resp, err := srv.HTTPClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < time.Second || d > 5*time.Second {
+		t.Fatalf("watch lasted %s, want about 1s", d)
 	}
 }
