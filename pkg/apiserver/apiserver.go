@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cronplane/cronplane/pkg/admission"
+	"github.com/cronplane/cronplane/pkg/apply"
 	"github.com/cronplane/cronplane/pkg/authn"
 	"github.com/cronplane/cronplane/pkg/authz"
 	"github.com/cronplane/cronplane/pkg/certs"
@@ -143,7 +144,9 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	tokens.Add(s.AdminToken, &authn.User{Name: "cronplane-admin", UID: "cronplane-admin", Groups: []string{"system:masters"}})
 
 	s.Registry = registry.NewRegistry()
-	s.installResources()
+	if err := s.installResources(); err != nil {
+		return nil, err
+	}
 	if err := s.bootstrapNamespaces(ctx); err != nil {
 		return nil, err
 	}
@@ -199,31 +202,47 @@ func (s *Server) connectEtcd(ctx context.Context) error {
 }
 
 // installResources registers the built-in resources.
-func (s *Server) installResources() {
+func (s *Server) installResources() error {
 	nsResource := core.NamespaceResource()
 	resources := []*registry.Resource{nsResource, core.EventResource()}
 	resources = append(resources, batch.Resources()...)
 	resources = append(resources, coordination.Resources()...)
 	resources = append(resources, events.Resources()...)
-	nsStore := s.newStore(nsResource, nil)
+	nsStore, err := s.newStore(nsResource, nil)
+	if err != nil {
+		return err
+	}
 	adm := admission.Chain{admission.NamespaceLifecycle{Namespaces: namespaceGetter{nsStore}}}
 	nsStore.Admission = adm
 	for _, res := range resources {
-		if res == nsResource {
-			s.Registry.Add(nsStore)
-			continue
+		store := nsStore
+		if res != nsResource {
+			if store, err = s.newStore(res, adm); err != nil {
+				return err
+			}
 		}
-		s.Registry.Add(s.newStore(res, adm))
+		s.Registry.Add(store)
 	}
+	return nil
 }
 
-func (s *Server) newStore(res *registry.Resource, adm admission.Interface) *registry.Store {
+func (s *Server) newStore(res *registry.Resource, adm admission.Interface) (*registry.Store, error) {
+	reset := map[string][]string{}
+	if _, ok := res.Subresources["status"]; ok {
+		reset[""] = []string{"status"}
+		reset["status"] = []string{"spec", "metadata"}
+	}
+	fields, err := apply.NewManager(res.New(), res.GroupVersion().String(), reset)
+	if err != nil {
+		return nil, fmt.Errorf("merge schema of %s: %w", res.GroupResource(), err)
+	}
 	return &registry.Store{
 		Resource:  res,
 		Storage:   s.storageFor(res),
 		KeyRoot:   s.opts.EtcdPrefix,
 		Admission: adm,
-	}
+		Fields:    fields,
+	}, nil
 }
 
 // storageFor returns the watch cache over etcd of a resource's storage;

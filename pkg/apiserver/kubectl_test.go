@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -54,5 +55,57 @@ func TestKubectl_CreateGetYAMLAPIResourcesDelete(t *testing.T) {
 	mustKubectl(t, "-n", ns, "delete", "cronjob", "hello")
 	if out, err := kubectl(t, "-n", ns, "get", "cronjob", "hello"); err == nil || !strings.Contains(out, `cronjobs.batch "hello" not found`) {
 		t.Fatalf("after delete: %v\n%s", err, out)
+	}
+}
+
+func writeManifest(t *testing.T, schedule string) string {
+	t.Helper()
+	path := t.TempDir() + "/cj.yaml"
+	manifest := `apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: applied
+spec:
+  schedule: "` + schedule + `"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers:
+          - name: c
+            image: busybox
+`
+	if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestKubectl_ServerSideApplyConflictForceAndDiff(t *testing.T) {
+	ns := namespace(t)
+	mustKubectl(t, "-n", ns, "apply", "--validate=false", "--server-side", "--field-manager=team-a", "-f", writeManifest(t, "@hourly"))
+	changed := writeManifest(t, "@daily")
+	out, err := kubectl(t, "-n", ns, "apply", "--validate=false", "--server-side", "--field-manager=team-b", "-f", changed)
+	if err == nil || !strings.Contains(out, "conflict") || !strings.Contains(out, ".spec.schedule") {
+		t.Fatalf("want a conflict on .spec.schedule: %v\n%s", err, out)
+	}
+	out, err = kubectl(t, "-n", ns, "diff", "--server-side", "--field-manager=team-b", "--force-conflicts", "-f", changed)
+	if !strings.Contains(out, "@daily") {
+		t.Fatalf("kubectl diff: %v\n%s", err, out)
+	}
+	mustKubectl(t, "-n", ns, "apply", "--validate=false", "--server-side", "--field-manager=team-b", "--force-conflicts", "-f", changed)
+	if out := mustKubectl(t, "-n", ns, "get", "cj", "applied", "-o", "jsonpath={.spec.schedule}"); out != "@daily" {
+		t.Fatalf("schedule %q after forced apply", out)
+	}
+	for _, p := range []struct{ typ, patch, want string }{
+		{"merge", `{"spec":{"schedule":"@weekly"}}`, "@weekly"},
+		{"strategic", `{"spec":{"schedule":"@monthly"}}`, "@monthly"},
+		{"json", `[{"op":"replace","path":"/spec/schedule","value":"@yearly"}]`, "@yearly"},
+	} {
+		mustKubectl(t, "-n", ns, "patch", "cj", "applied", "--type="+p.typ, "-p", p.patch)
+		if out := mustKubectl(t, "-n", ns, "get", "cj", "applied", "-o", "jsonpath={.spec.schedule}"); out != p.want {
+			t.Fatalf("%s patch: schedule %q", p.typ, out)
+		}
 	}
 }

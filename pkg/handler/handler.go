@@ -186,7 +186,12 @@ func (c *call) create() {
 		c.fail(err)
 		return
 	}
-	out, err := c.store.Create(c.r.Context(), c.namespace, obj, registry.WriteOptions{DryRun: dryRun})
+	manager, err := c.fieldManager()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	out, err := c.store.Create(c.r.Context(), c.namespace, obj, registry.WriteOptions{DryRun: dryRun, FieldManager: manager})
 	if err != nil {
 		c.fail(err)
 		return
@@ -209,9 +214,14 @@ func (c *call) update() {
 		c.fail(err)
 		return
 	}
+	manager, err := c.fieldManager()
+	if err != nil {
+		c.fail(err)
+		return
+	}
 	out, created, err := c.store.Update(c.r.Context(), c.namespace, c.info.Name, c.info.Subresource,
 		func(context.Context, runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil },
-		registry.WriteOptions{DryRun: dryRun})
+		registry.WriteOptions{DryRun: dryRun, FieldManager: manager})
 	if err != nil {
 		c.fail(err)
 		return

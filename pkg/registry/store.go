@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/cronplane/cronplane/pkg/admission"
+	"github.com/cronplane/cronplane/pkg/apply"
 	"github.com/cronplane/cronplane/pkg/storage"
 )
 
@@ -42,6 +43,8 @@ type Store struct {
 	// KeyRoot is the storage prefix, such as "/registry".
 	KeyRoot   string
 	Admission admission.Interface
+	// Fields maintains metadata.managedFields; nil leaves it alone.
+	Fields *apply.Manager
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 }
@@ -49,11 +52,31 @@ type Store struct {
 // WriteOptions apply to every write.
 type WriteOptions struct {
 	DryRun bool
+	// FieldManager is who writes, for metadata.managedFields.
+	FieldManager string
+	// Applied marks a server-side apply, whose update function has set
+	// managedFields itself; an apply may also create the object.
+	Applied bool
 }
 
 // UpdateFunc computes the object to store from the current one; current is
 // nil when the object does not exist.
 type UpdateFunc func(ctx context.Context, current runtime.Object) (runtime.Object, error)
+
+func (s *Store) clock() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// trackFields records a non-apply write's field ownership.
+func (s *Store) trackFields(live, obj runtime.Object, subresource string, opts WriteOptions) error {
+	if s.Fields == nil || opts.Applied {
+		return nil
+	}
+	return s.Fields.Update(live, obj, opts.FieldManager, subresource, s.clock())
+}
 
 func (s *Store) now() metav1.Time {
 	if s.Now != nil {
@@ -478,6 +501,9 @@ func generateName(base string) string {
 
 // Create stores a new object.
 func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
+	if err := s.trackFields(nil, obj, "", opts); err != nil {
+		return nil, err
+	}
 	if err := s.beforeCreate(ctx, namespace, obj, s.Resource.Strategy, opts.DryRun); err != nil {
 		return nil, err
 	}
@@ -551,14 +577,20 @@ func (s *Store) Update(ctx context.Context, namespace, name, subresource string,
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), name))
 		}
 		if current == nil {
-			if subresource != "" || !strategy.AllowCreateOnUpdate() {
+			if subresource != "" || !(strategy.AllowCreateOnUpdate() || opts.Applied) {
 				return nil, apierrors.NewNotFound(s.Resource.GroupResource(), name)
+			}
+			if err := s.trackFields(nil, obj, subresource, opts); err != nil {
+				return nil, err
 			}
 			if err := s.beforeCreate(ctx, namespace, obj, strategy, opts.DryRun); err != nil {
 				return nil, err
 			}
 			created, result = true, obj
 			return s.toStorage(obj)
+		}
+		if err := s.trackFields(current, obj, subresource, opts); err != nil {
+			return nil, err
 		}
 		if err := s.beforeUpdate(ctx, namespace, subresource, obj, current, strategy, opts.DryRun); err != nil {
 			return nil, err

@@ -1,0 +1,354 @@
+package apply
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v4/merge"
+	"sigs.k8s.io/structured-merge-diff/v4/typed"
+)
+
+// Manager maintains the field ownership of one resource's objects.
+type Manager struct {
+	pt         *typed.ParseableType
+	apiVersion string
+	// updaters per subresource ("" is the main resource); each ignores the
+	// fields its endpoint may not change.
+	updaters map[string]*merge.Updater
+}
+
+// stripped are never owned: the server sets them.
+var stripped = []fieldpath.Path{
+	fieldpath.MakePathOrDie("apiVersion"),
+	fieldpath.MakePathOrDie("kind"),
+	fieldpath.MakePathOrDie("metadata", "name"),
+	fieldpath.MakePathOrDie("metadata", "namespace"),
+	fieldpath.MakePathOrDie("metadata", "creationTimestamp"),
+	fieldpath.MakePathOrDie("metadata", "selfLink"),
+	fieldpath.MakePathOrDie("metadata", "uid"),
+	fieldpath.MakePathOrDie("metadata", "generation"),
+	fieldpath.MakePathOrDie("metadata", "managedFields"),
+	fieldpath.MakePathOrDie("metadata", "resourceVersion"),
+	fieldpath.MakePathOrDie("metadata", "deletionTimestamp"),
+	fieldpath.MakePathOrDie("metadata", "deletionGracePeriodSeconds"),
+}
+
+// NewManager builds the manager of objects like obj served as apiVersion.
+// reset lists, per subresource, the top-level fields that endpoint resets
+// (status on the main resource, spec on /status): nobody owns them there.
+func NewManager(obj runtime.Object, apiVersion string, reset map[string][]string) (*Manager, error) {
+	pt, err := ParseableTypeFor(obj)
+	if err != nil {
+		return nil, err
+	}
+	m := &Manager{pt: pt, apiVersion: apiVersion, updaters: map[string]*merge.Updater{}}
+	if _, ok := reset[""]; !ok {
+		reset = mergeReset(reset, "", nil)
+	}
+	for sub, fields := range reset {
+		ignored := fieldpath.NewSet(stripped...)
+		for _, f := range fields {
+			ignored.Insert(fieldpath.MakePathOrDie(f))
+		}
+		m.updaters[sub] = (&merge.UpdaterBuilder{
+			Converter:     identity{},
+			IgnoredFields: map[fieldpath.APIVersion]*fieldpath.Set{fieldpath.APIVersion(apiVersion): ignored},
+		}).BuildUpdater()
+	}
+	return m, nil
+}
+
+func mergeReset(r map[string][]string, sub string, fields []string) map[string][]string {
+	out := map[string][]string{sub: fields}
+	for k, v := range r {
+		out[k] = v
+	}
+	return out
+}
+
+type identity struct{}
+
+func (identity) Convert(v *typed.TypedValue, _ fieldpath.APIVersion) (*typed.TypedValue, error) {
+	return v, nil
+}
+func (identity) IsMissingVersionError(error) bool { return false }
+
+func (m *Manager) updater(subresource string) *merge.Updater {
+	if u, ok := m.updaters[subresource]; ok {
+		return u
+	}
+	return m.updaters[""]
+}
+
+// toTyped converts an object, without its managedFields, to a typed value.
+func (m *Manager) toTyped(obj runtime.Object) (*typed.TypedValue, error) {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	if md, ok := u["metadata"].(map[string]interface{}); ok {
+		delete(md, "managedFields")
+	}
+	return m.pt.FromUnstructured(u, typed.AllowDuplicates)
+}
+
+// identity of a managedFields entry, the key of the merge library's map.
+type entryID struct {
+	Manager     string                            `json:"manager"`
+	Operation   metav1.ManagedFieldsOperationType `json:"operation"`
+	APIVersion  string                            `json:"apiVersion"`
+	Subresource string                            `json:"subresource,omitempty"`
+}
+
+func (id entryID) key() string {
+	b, _ := json.Marshal(id)
+	return string(b)
+}
+
+func parseKey(key string) entryID {
+	var id entryID
+	_ = json.Unmarshal([]byte(key), &id)
+	return id
+}
+
+// managed is the decoded form of metadata.managedFields.
+type managed struct {
+	fields fieldpath.ManagedFields
+	times  map[string]*metav1.Time
+}
+
+func decodeManaged(entries []metav1.ManagedFieldsEntry) (managed, error) {
+	out := managed{fields: fieldpath.ManagedFields{}, times: map[string]*metav1.Time{}}
+	for _, e := range entries {
+		set := fieldpath.NewSet()
+		if e.FieldsV1 != nil {
+			if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+				return out, fmt.Errorf("decoding managedFields of %q: %w", e.Manager, err)
+			}
+		}
+		key := entryID{e.Manager, e.Operation, e.APIVersion, e.Subresource}.key()
+		out.fields[key] = fieldpath.NewVersionedSet(set, fieldpath.APIVersion(e.APIVersion), e.Operation == metav1.ManagedFieldsOperationApply)
+		out.times[key] = e.Time
+	}
+	return out, nil
+}
+
+func (mf managed) encode() ([]metav1.ManagedFieldsEntry, error) {
+	var out []metav1.ManagedFieldsEntry
+	for key, vs := range mf.fields {
+		if vs.Set().Empty() {
+			continue
+		}
+		raw, err := vs.Set().ToJSON()
+		if err != nil {
+			return nil, err
+		}
+		id := parseKey(key)
+		out = append(out, metav1.ManagedFieldsEntry{
+			Manager: id.Manager, Operation: id.Operation, APIVersion: string(vs.APIVersion()),
+			Time: mf.times[key], FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}, Subresource: id.Subresource,
+		})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		p, q := out[i], out[j]
+		if p.Operation != q.Operation {
+			return p.Operation < q.Operation
+		}
+		var ps, qs int64
+		if p.Time != nil {
+			ps = p.Time.Unix()
+		}
+		if q.Time != nil {
+			qs = q.Time.Unix()
+		}
+		if ps != qs {
+			return ps < qs
+		}
+		if p.Manager != q.Manager {
+			return p.Manager < q.Manager
+		}
+		return p.Subresource < q.Subresource
+	})
+	return out, nil
+}
+
+// isReset reports whether a write asks to clear managedFields: a list
+// holding one empty entry.
+func isReset(entries []metav1.ManagedFieldsEntry) bool {
+	return len(entries) == 1 && entries[0].Manager == "" && entries[0].Operation == "" && entries[0].FieldsV1 == nil && entries[0].Time == nil
+}
+
+// Update records a non-apply write: manager owns what it changed from live
+// (nil on create) to obj, whose managedFields it sets. It never conflicts.
+func (m *Manager) Update(live, obj runtime.Object, manager, subresource string, now time.Time) error {
+	om, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	entries := om.GetManagedFields()
+	if len(entries) == 0 && live != nil {
+		lm, _ := meta.Accessor(live)
+		entries = lm.GetManagedFields()
+	}
+	if isReset(entries) {
+		entries = nil
+	}
+	mf, err := decodeManaged(entries)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	liveTyped, newTyped, err := m.pair(live, obj)
+	if err != nil {
+		return err
+	}
+	key := entryID{manager, metav1.ManagedFieldsOperationUpdate, m.apiVersion, subresource}.key()
+	_, fields, err := m.updater(subresource).Update(liveTyped, newTyped, fieldpath.APIVersion(m.apiVersion), mf.fields, key)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	return m.store(om, mf, fields, key, now)
+}
+
+func (m *Manager) pair(live, obj runtime.Object) (*typed.TypedValue, *typed.TypedValue, error) {
+	newTyped, err := m.toTyped(obj)
+	if err != nil {
+		return nil, nil, apierrors.NewBadRequest(err.Error())
+	}
+	if live == nil {
+		return newTyped.Empty(), newTyped, nil
+	}
+	liveTyped, err := m.toTyped(live)
+	if err != nil {
+		return nil, nil, apierrors.NewInternalError(err)
+	}
+	return liveTyped, newTyped, nil
+}
+
+// store writes the new ownership into the object, stamping the writer's
+// entry with now.
+func (m *Manager) store(om metav1.Object, before managed, after fieldpath.ManagedFields, key string, now time.Time) error {
+	times := map[string]*metav1.Time{}
+	for k := range after {
+		times[k] = before.times[k]
+	}
+	t := metav1.NewTime(now.UTC().Truncate(time.Second))
+	times[key] = &t
+	entries, err := managed{fields: after, times: times}.encode()
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if entries == nil {
+		entries = []metav1.ManagedFieldsEntry{}
+	}
+	om.SetManagedFields(entries)
+	return nil
+}
+
+// Apply merges an apply configuration (the patch, as unstructured JSON)
+// into live (nil when the object does not exist; then empty is used) for
+// manager, and returns the object to store with its managedFields set.
+func (m *Manager) Apply(live, empty runtime.Object, patch map[string]interface{}, manager, subresource string, force bool, now time.Time) (runtime.Object, error) {
+	base := live
+	if base == nil {
+		base = empty
+	}
+	bm, _ := meta.Accessor(base)
+	mf, err := decodeManaged(bm.GetManagedFields())
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	liveTyped, err := m.toTyped(base)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if live == nil {
+		liveTyped = liveTyped.Empty()
+	}
+	config, err := m.pt.FromUnstructured(patch)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("error applying patch: %v", err))
+	}
+	key := entryID{manager, metav1.ManagedFieldsOperationApply, m.apiVersion, subresource}.key()
+	merged, fields, err := m.updater(subresource).Apply(liveTyped, config, fieldpath.APIVersion(m.apiVersion), mf.fields, key, force)
+	if err != nil {
+		if conflicts, ok := err.(merge.Conflicts); ok {
+			return nil, conflictError(conflicts)
+		}
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("error applying patch: %v", err))
+	}
+	if merged == nil {
+		merged = liveTyped
+	}
+	u, ok := merged.AsValue().Unstructured().(map[string]interface{})
+	if !ok {
+		u = map[string]interface{}{}
+	}
+	out := empty.DeepCopyObject()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, out); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	om, _ := meta.Accessor(out)
+	// The system fields of the stored object survive the merge, which
+	// ignores them.
+	om.SetUID(bm.GetUID())
+	om.SetResourceVersion(bm.GetResourceVersion())
+	om.SetCreationTimestamp(bm.GetCreationTimestamp())
+	om.SetGeneration(bm.GetGeneration())
+	om.SetDeletionTimestamp(bm.GetDeletionTimestamp())
+	if err := m.store(om, mf, fields, key, now); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// conflictError words conflicts as kube does.
+func conflictError(conflicts merge.Conflicts) error {
+	causes := make([]metav1.StatusCause, 0, len(conflicts))
+	for _, c := range conflicts {
+		causes = append(causes, metav1.StatusCause{
+			Type:    metav1.CauseTypeFieldManagerConflict,
+			Message: fmt.Sprintf("conflict with %v", printManager(c.Manager)),
+			Field:   c.Path.String(),
+		})
+	}
+	var msg string
+	if len(conflicts) == 1 {
+		msg = fmt.Sprintf("Apply failed with 1 conflict: conflict with %v: %v", printManager(conflicts[0].Manager), conflicts[0].Path)
+	} else {
+		byManager := map[string][]string{}
+		var managers []string
+		for _, c := range conflicts {
+			if _, ok := byManager[c.Manager]; !ok {
+				managers = append(managers, c.Manager)
+			}
+			byManager[c.Manager] = append(byManager[c.Manager], c.Path.String())
+		}
+		sort.Strings(managers)
+		var lines []string
+		for _, mgr := range managers {
+			lines = append(lines, fmt.Sprintf("conflicts with %v:", printManager(mgr)))
+			for _, p := range byManager[mgr] {
+				lines = append(lines, "- "+p)
+			}
+		}
+		msg = fmt.Sprintf("Apply failed with %d conflicts: %s", len(conflicts), strings.Join(lines, "\n"))
+	}
+	return apierrors.NewApplyConflict(causes, msg)
+}
+
+func printManager(key string) string {
+	id := parseKey(key)
+	if id.Operation == metav1.ManagedFieldsOperationUpdate {
+		return fmt.Sprintf("%q using %v", id.Manager, id.APIVersion)
+	}
+	return fmt.Sprintf("%q", id.Manager)
+}
