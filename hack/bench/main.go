@@ -75,7 +75,9 @@ func main() {
 	b.lists()
 	b.gets()
 	b.watch()
-	report("RSS with the objects cached, after the load", mib(b.rss()), "target <= 200 MiB")
+	report("RSS with the 5,000 objects cached, after lists, gets, watches", mib(b.rss()), "target <= 200 MiB")
+	b.writes()
+	report("RSS after the write benchmark (10,000 more writes)", mib(b.rss()), "")
 }
 
 func (b *bench) waitReady(kubeconfig string, start time.Time) {
@@ -134,7 +136,11 @@ func (b *bench) request(method, path, body, contentType string) (*http.Response,
 
 // do sends a request and fails unless the answer has the wanted code.
 func (b *bench) do(method, path, body string, want int) []byte {
-	resp, err := b.request(method, path, body, "")
+	return b.doType(method, path, body, "", want)
+}
+
+func (b *bench) doType(method, path, body, contentType string, want int) []byte {
+	resp, err := b.request(method, path, body, contentType)
 	check(err)
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
@@ -145,13 +151,14 @@ func (b *bench) do(method, path, body string, want int) []byte {
 	return data
 }
 
-// cronJob is about 2.6 KB of JSON once defaulted, so that the 5,000 make a
-// list of about 13 MB, the size kube-apiserver serves for the same load.
+// cronJob is about 2.6 KB of JSON once defaulted and given managedFields,
+// so that the 5,000 make a list of about 13 MB, the size kube-apiserver
+// serves for the same load.
 func cronJob(i int) string {
 	return fmt.Sprintf(`{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"cj-%05d","labels":{"app":"bench","shard":"s%d"},"annotations":{"description":"%s"}},
 "spec":{"schedule":"*/5 * * * *","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"OnFailure",
 "containers":[{"name":"main","image":"busybox:1.36","command":["sh","-c","echo hello from the benchmark"],"env":[{"name":"A","value":"1"},{"name":"B","value":"2"}]}]}}}}}}`,
-		i, i%10, strings.Repeat("x", 1600))
+		i, i%10, strings.Repeat("x", 900))
 }
 
 func (b *bench) create() {
@@ -160,7 +167,29 @@ func (b *bench) create() {
 		b.do("POST", "/apis/batch/v1/namespaces/"+namespace+"/cronjobs", cronJob(i), 201)
 	})
 	d := time.Since(start)
-	report(fmt.Sprintf("create %d CronJobs, %d clients", *objects, *clients), fmt.Sprintf("%.0f/s", float64(*objects)/d.Seconds()), "")
+	report(fmt.Sprintf("create %d CronJobs, %d clients", *objects, *clients), fmt.Sprintf("%.0f/s", float64(*objects)/d.Seconds()), "target >= 1500/s")
+}
+
+// writes measures merge patches and server-side applies that change the
+// spec of existing CronJobs.
+func (b *bench) writes() {
+	path := func(i int) string {
+		return fmt.Sprintf("/apis/batch/v1/namespaces/%s/cronjobs/cj-%05d", namespace, i%*objects)
+	}
+	n := *objects
+	start := time.Now()
+	parallel(*clients, n, func(i int) {
+		patch := fmt.Sprintf(`{"spec":{"startingDeadlineSeconds":%d}}`, 100+i)
+		b.doType("PATCH", path(i), patch, "application/merge-patch+json", 200)
+	})
+	report(fmt.Sprintf("merge patch of the spec, %d clients", *clients), fmt.Sprintf("%.0f/s", float64(n)/time.Since(start).Seconds()), "target >= 1000/s")
+
+	start = time.Now()
+	parallel(*clients, n, func(i int) {
+		body := fmt.Sprintf(`{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"cj-%05d"},"spec":{"schedule":"*/%d * * * *"}}`, i%*objects, 1+i%30)
+		b.doType("PATCH", path(i)+"?fieldManager=bench&force=true", body, "application/apply-patch+yaml", 200)
+	})
+	report(fmt.Sprintf("server-side apply of the spec, %d clients", *clients), fmt.Sprintf("%.0f/s", float64(n)/time.Since(start).Seconds()), "target >= 800/s")
 }
 
 func (b *bench) lists() {

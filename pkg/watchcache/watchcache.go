@@ -33,8 +33,11 @@ import (
 type Config struct {
 	// Window is how long events stay replayable (default 75 s); Capacity
 	// the number of events kept at least (default 4096), whatever their age.
-	Window   time.Duration
-	Capacity int
+	// To keep the window the ring grows up to MaxCapacity events (default
+	// 4 times Capacity); past that, memory wins over the window.
+	Window      time.Duration
+	Capacity    int
+	MaxCapacity int
 	// WatcherBuffer is how many events a watcher may fall behind before it
 	// is ended (default 1024).
 	WatcherBuffer int
@@ -52,6 +55,9 @@ func (c *Config) defaults() {
 	}
 	if c.Capacity == 0 {
 		c.Capacity = 4096
+	}
+	if c.MaxCapacity < c.Capacity {
+		c.MaxCapacity = 4 * c.Capacity
 	}
 	if c.WatcherBuffer == 0 {
 		c.WatcherBuffer = 1024
@@ -311,7 +317,7 @@ func (c *Cache) apply(e watch.Event) error {
 func (c *Cache) appendLocked(ev *event) {
 	if c.size == len(c.events) {
 		oldest := c.events[c.start]
-		if ev.at.Sub(oldest.at) < c.cfg.Window {
+		if ev.at.Sub(oldest.at) < c.cfg.Window && 2*len(c.events) <= c.cfg.MaxCapacity {
 			grown := make([]*event, 2*len(c.events))
 			for i := 0; i < c.size; i++ {
 				grown[i] = c.events[(c.start+i)%len(c.events)]
