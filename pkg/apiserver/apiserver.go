@@ -327,10 +327,22 @@ func (s *Server) buildChain(tokens *authn.TokenSet) http.Handler {
 	})
 
 	var h http.Handler = r
+	if !s.opts.FeatureGates.Enabled(featuregate.APIResponseCompression) {
+		h = withoutCompression(h)
+	}
 	h = authz.WithAuthorization(h, authz.Chain{authz.PublicPaths(publicPaths), authz.AuthenticatedUsers{}})
 	h = authn.WithAuthentication(h, tokens, func(r *http.Request) bool { return publicPaths[r.URL.Path] })
 	h = request.WithRequestInfoFilter(h)
 	return withPanicRecovery(h)
+}
+
+// withoutCompression hides the client's Accept-Encoding, so that no
+// response is compressed (feature gate APIResponseCompression off).
+func withoutCompression(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del("Accept-Encoding")
+		next.ServeHTTP(w, r)
+	})
 }
 
 func withPanicRecovery(next http.Handler) http.Handler {

@@ -37,8 +37,12 @@ func TestKubectl_CreateGetYAMLAPIResourcesDelete(t *testing.T) {
 	mustKubectl(t, "-n", ns, "create", "cronjob", "hello", "--image=busybox", "--schedule=*/5 * * * *", "--", "echo", "hi")
 
 	out := mustKubectl(t, "-n", ns, "get", "cronjobs")
-	if !strings.Contains(out, "hello") {
+	if !strings.HasPrefix(out, "NAME    SCHEDULE      SUSPEND   ACTIVE   LAST SCHEDULE   AGE\nhello   */5 * * * *   False     0        <none>") {
 		t.Fatalf("get cronjobs:\n%s", out)
+	}
+	out = mustKubectl(t, "-n", ns, "get", "cronjobs", "-o", "wide")
+	if !strings.Contains(out, "CONTAINERS   IMAGES    SELECTOR") || !strings.Contains(out, "hello        busybox   <none>") {
+		t.Fatalf("get -o wide:\n%s", out)
 	}
 	out = mustKubectl(t, "-n", ns, "get", "cj", "hello", "-o", "yaml")
 	for _, want := range []string{"kind: CronJob", "schedule: '*/5 * * * *'", "concurrencyPolicy: Allow", "image: busybox", "uid:", "resourceVersion:"} {

@@ -48,17 +48,7 @@ func (c *protobufCodec) Encode(obj runtime.Object) ([]byte, error) {
 		return nil, err
 	}
 	apiVersion, kind := c.gvk.ToAPIVersionAndKind()
-	u := runtime.Unknown{
-		TypeMeta: runtime.TypeMeta{APIVersion: apiVersion, Kind: kind},
-		Raw:      raw,
-	}
-	out := make([]byte, len(ProtobufMagic), len(ProtobufMagic)+u.Size())
-	copy(out, ProtobufMagic)
-	body, err := u.Marshal()
-	if err != nil {
-		return nil, err
-	}
-	return append(out, body...), nil
+	return Envelope(apiVersion, kind, raw)
 }
 
 func (c *protobufCodec) Decode(data []byte) (runtime.Object, error) {
@@ -78,4 +68,23 @@ func (c *protobufCodec) Decode(data []byte) (runtime.Object, error) {
 	}
 	obj.GetObjectKind().SetGroupVersionKind(c.gvk)
 	return obj, nil
+}
+
+// Envelope wraps an object's protobuf bytes as kube sends and stores them:
+// the magic prefix, then a runtime.Unknown naming the type.
+func Envelope(apiVersion, kind string, raw []byte) ([]byte, error) {
+	u := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: apiVersion, Kind: kind}, Raw: raw}
+	out := make([]byte, len(ProtobufMagic), len(ProtobufMagic)+u.Size())
+	copy(out, ProtobufMagic)
+	body, err := u.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	return append(out, body...), nil
+}
+
+// DecodeEnvelope reads an object of the type newFunc makes from kube's
+// protobuf form, checking that the envelope names the expected kind.
+func DecodeEnvelope(data []byte, gvk schema.GroupVersionKind, newFunc func() runtime.Object) (runtime.Object, error) {
+	return (&protobufCodec{gvk: gvk, new: newFunc}).Decode(data)
 }

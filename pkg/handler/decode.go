@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -18,8 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
 
+	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/featuregate"
+	"github.com/cronplane/cronplane/pkg/negotiation"
 	"github.com/cronplane/cronplane/pkg/storage"
 )
 
@@ -32,39 +34,6 @@ func metaAccessor(obj runtime.Object) (metav1.Object, error) {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	return m, nil
-}
-
-// negotiate checks that the client accepts JSON.
-func negotiate(r *http.Request) error {
-	accept := r.Header.Get("Accept")
-	if accept == "" {
-		return nil
-	}
-	for _, rng := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(rng))
-		if err != nil {
-			continue
-		}
-		if q, ok := params["q"]; ok {
-			if v, err := strconv.ParseFloat(q, 64); err == nil && v == 0 {
-				continue
-			}
-		}
-		if _, ok := params["as"]; ok {
-			continue
-		}
-		switch mt {
-		case "application/json", "application/*", "*/*":
-			return nil
-		}
-	}
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status:  metav1.StatusFailure,
-		Code:    http.StatusNotAcceptable,
-		Reason:  metav1.StatusReasonNotAcceptable,
-		Message: "406: Not Acceptable\n\nAvailable representations: application/json",
-		Details: &metav1.StatusDetails{},
-	}}
 }
 
 // errUnsupportedMediaType is kube's 415 for a body it cannot read.
@@ -88,17 +57,29 @@ func readBody(r *http.Request) ([]byte, error) {
 	return data, nil
 }
 
-// decode reads the request body as an object of the served type.
+// decode reads the request body, in JSON, YAML or protobuf, as an object
+// of the served type.
 func (c *call) decode() (runtime.Object, error) {
-	if ct := c.r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
-			return nil, errUnsupportedMediaType(ct, "application/json")
-		}
+	mt, ok := negotiation.ContentType(c.r.Header.Get("Content-Type"))
+	if !ok || (mt == negotiation.Protobuf && !protobufCapable(c.store.Resource)) {
+		return nil, errUnsupportedMediaType(c.r.Header.Get("Content-Type"), negotiation.Supported...)
 	}
 	data, err := readBody(c.r)
 	if err != nil {
 		return nil, err
+	}
+	switch mt {
+	case negotiation.Protobuf:
+		res := c.store.Resource
+		obj, err := codec.DecodeEnvelope(data, res.GroupVersionKind, res.New)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", res.Kind, res.Version, res.Kind, err))
+		}
+		return obj, nil
+	case negotiation.YAML:
+		if data, err = yaml.YAMLToJSON(data); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("error converting YAML to JSON: %v", err))
+		}
 	}
 	return c.decodeJSON(data)
 }

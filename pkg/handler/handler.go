@@ -7,16 +7,21 @@ package handler
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/featuregate"
+	"github.com/cronplane/cronplane/pkg/negotiation"
 	"github.com/cronplane/cronplane/pkg/registry"
 	"github.com/cronplane/cronplane/pkg/request"
 	"github.com/cronplane/cronplane/pkg/response"
+	"github.com/cronplane/cronplane/pkg/table"
 )
 
 // Handler serves resource requests from a Registry.
@@ -76,6 +81,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := &call{h: h, w: w, r: r, info: info, store: store, namespace: namespace}
+	opts := negotiation.Options{Protobuf: protobufCapable(res), Table: verb == "get" || verb == "list", Stream: verb == "watch"}
+	if verb == "list" && isTrue(r.URL.Query().Get("watch")) {
+		opts.Table, opts.Stream = false, true
+	}
+	f, ok := negotiation.Negotiate(r.Header.Get("Accept"), opts)
+	if !ok {
+		response.WriteError(w, r, response.ErrNotAcceptable(negotiation.NotAcceptableMessage(opts)))
+		return
+	}
+	req.format = f
 	switch verb {
 	case "get":
 		req.get()
@@ -109,23 +124,37 @@ type call struct {
 	info      *request.RequestInfo
 	store     *registry.Store
 	namespace string
+	format    negotiation.Format
+}
+
+// protobufCapable reports whether a resource's objects have a protobuf form.
+func protobufCapable(res *registry.Resource) bool {
+	_, ok := res.New().(codec.ProtoMessage)
+	return ok
 }
 
 func (c *call) fail(err error) { response.WriteError(c.w, c.r, err) }
 
 func (c *call) respond(code int, obj runtime.Object) {
-	if err := negotiate(c.r); err != nil {
-		c.fail(err)
-		return
+	if c.format.Table {
+		include := c.r.URL.Query().Get("includeObject")
+		switch include {
+		case "", table.IncludeNone, table.IncludeMetadata, table.IncludeObject:
+		default:
+			c.fail(apierrors.NewBadRequest(fmt.Sprintf("includeObject: Unsupported value: %q: supported values: %q, %q, %q", include, table.IncludeNone, table.IncludeMetadata, table.IncludeObject)))
+			return
+		}
+		t, err := table.Convert(c.store.Resource, obj, include, c.format.TableVersion, time.Now())
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		obj = t
 	}
-	response.WriteObject(c.w, c.r, code, obj)
+	response.Write(c.w, c.r, code, obj, c.format)
 }
 
 func (c *call) get() {
-	if err := negotiate(c.r); err != nil {
-		c.fail(err)
-		return
-	}
 	var opts metav1.GetOptions
 	opts.ResourceVersion = c.r.URL.Query().Get("resourceVersion")
 	obj, err := c.store.Get(c.r.Context(), c.namespace, c.info.Name, opts)
@@ -137,10 +166,6 @@ func (c *call) get() {
 }
 
 func (c *call) list() {
-	if err := negotiate(c.r); err != nil {
-		c.fail(err)
-		return
-	}
 	opts, pred, err := c.listOptions()
 	if err != nil {
 		c.fail(err)
@@ -159,10 +184,6 @@ func (c *call) list() {
 }
 
 func (c *call) watch() {
-	if err := negotiate(c.r); err != nil {
-		c.fail(err)
-		return
-	}
 	opts, pred, err := c.listOptions()
 	if err != nil {
 		c.fail(err)

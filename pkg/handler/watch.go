@@ -2,6 +2,7 @@ package handler
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -11,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/cronplane/cronplane/pkg/negotiation"
+	"github.com/cronplane/cronplane/pkg/response"
 	"github.com/cronplane/cronplane/pkg/storage"
 )
 
@@ -27,7 +30,11 @@ func (c *call) serveWatch(opts metav1.ListOptions, pred storage.SelectionPredica
 	}
 	defer w.Stop()
 	flusher, _ := c.w.(http.Flusher)
-	c.w.Header().Set("Content-Type", "application/json")
+	appendEvent, contentType := appendWatchEvent, "application/json"
+	if c.format.MediaType == negotiation.Protobuf {
+		appendEvent, contentType = appendProtobufWatchEvent, negotiation.Protobuf+";stream=watch"
+	}
+	c.w.Header().Set("Content-Type", contentType)
 	c.w.Header().Set("Transfer-Encoding", "chunked")
 	c.w.WriteHeader(http.StatusOK)
 	if flusher != nil {
@@ -43,7 +50,7 @@ func (c *call) serveWatch(opts metav1.ListOptions, pred storage.SelectionPredica
 				return
 			}
 			var err error
-			if buf, err = appendWatchEvent(buf[:0], e); err != nil {
+			if buf, err = appendEvent(buf[:0], e); err != nil {
 				return
 			}
 			if _, err := c.w.Write(buf); err != nil {
@@ -97,4 +104,21 @@ func bookmarkJSON(obj runtime.Object) ([]byte, error) {
 		APIVersion string       `json:"apiVersion"`
 		Metadata   bookmarkMeta `json:"metadata"`
 	}{kind, apiVersion, bookmarkMeta{m.GetResourceVersion(), m.GetAnnotations()}})
+}
+
+// appendProtobufWatchEvent appends one frame of a protobuf watch stream: a
+// 4-byte big-endian length, then a meta/v1 WatchEvent whose object is the
+// protobuf form of the event's object.
+func appendProtobufWatchEvent(buf []byte, e watch.Event) ([]byte, error) {
+	obj, err := response.Protobuf(e.Object)
+	if err != nil {
+		return buf, err
+	}
+	ev := metav1.WatchEvent{Type: string(e.Type), Object: runtime.RawExtension{Raw: obj}}
+	data, err := ev.Marshal()
+	if err != nil {
+		return buf, err
+	}
+	buf = binary.BigEndian.AppendUint32(buf, uint32(len(data)))
+	return append(buf, data...), nil
 }

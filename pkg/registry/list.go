@@ -6,8 +6,13 @@ import (
 	"io"
 	"strconv"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/cronplane/cronplane/pkg/codec"
+	"github.com/cronplane/cronplane/pkg/response"
 )
 
 // List is a collection as the store returns it. Its items may be shared,
@@ -82,4 +87,35 @@ func appendListItem(buf, encoded []byte, apiVersion, kind string) []byte {
 		return append(buf, encoded[len(prefix):]...)
 	}
 	return append(buf, encoded...)
+}
+
+// WriteProtobuf writes the list in kube's protobuf form: the envelope
+// around the typed list's bytes (its ListMeta, then each item), reusing
+// each item's memoized protobuf bytes.
+func (l *List) WriteProtobuf(w io.Writer) error {
+	meta, err := l.ListMeta.Marshal()
+	if err != nil {
+		return err
+	}
+	items := make([][]byte, len(l.Items))
+	size := 1 + protowire.SizeVarint(uint64(len(meta))) + len(meta)
+	for i, it := range l.Items {
+		if items[i], err = response.ProtobufRaw(it); err != nil {
+			return err
+		}
+		size += 1 + protowire.SizeVarint(uint64(len(items[i]))) + len(items[i])
+	}
+	raw := make([]byte, 0, size)
+	raw = protowire.AppendTag(raw, 1, protowire.BytesType)
+	raw = protowire.AppendBytes(raw, meta)
+	for _, it := range items {
+		raw = protowire.AppendTag(raw, 2, protowire.BytesType)
+		raw = protowire.AppendBytes(raw, it)
+	}
+	data, err := codec.Envelope(l.APIVersion, l.Kind, raw)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
 }

@@ -8,7 +8,10 @@
 package registry
 
 import (
+	"time"
+
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -95,6 +98,10 @@ type Resource struct {
 	// instead of a Success Status.
 	ReturnDeletedObject bool
 
+	// Table defines the columns of the Table representation; nil means Name
+	// and Created At.
+	Table *TableSpec
+
 	// Verbs overrides the served verbs; empty means all of them.
 	Verbs []string
 }
@@ -135,4 +142,12 @@ func (r *Resource) storageResource() string {
 		return r.StorageResource
 	}
 	return r.Plural
+}
+
+// TableSpec defines a resource's Table columns.
+type TableSpec struct {
+	Columns []metav1.TableColumnDefinition
+	// Cells returns one row's cells, in column order, for an object of the
+	// served type; now is when the table is rendered (for ages).
+	Cells func(obj runtime.Object, now time.Time) []interface{}
 }

@@ -1,24 +1,38 @@
-// Package response owns what goes back on the wire: objects and lists in the
-// negotiated representation, and every error as a meta/v1 Status with the
-// HTTP code it carries. Handlers and filters never write bodies themselves.
+// Package response owns what goes back on the wire: objects and lists in
+// the negotiated representation (JSON, YAML, protobuf; pretty-printed on
+// request; gzip-compressed when large and accepted), and every error as a
+// meta/v1 Status with the HTTP code it carries. Handlers and filters never
+// write bodies themselves.
 package response
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"sigs.k8s.io/yaml"
+
+	"github.com/cronplane/cronplane/pkg/codec"
+	"github.com/cronplane/cronplane/pkg/negotiation"
+	"github.com/cronplane/cronplane/pkg/storage"
 )
 
 // ContentTypeJSON is the default representation.
-const ContentTypeJSON = "application/json"
+const ContentTypeJSON = negotiation.JSON
+
+// compressionThreshold is the size above which a response is gzipped for
+// a client that accepts it, as kube does.
+const compressionThreshold = 128 * 1024
 
 // ErrorToStatus converts any error into the Status sent for it: API errors
 // keep their code and reason, anything else is a 500 InternalError.
@@ -41,40 +55,24 @@ func ErrorToStatus(err error) *metav1.Status {
 	return &s
 }
 
-// WriteError writes err as a Status. A Status that asks the client to retry
-// also gets a Retry-After header.
+// WriteError writes err as a Status, in JSON or in the protobuf or YAML
+// form the client asked for. A Status that asks the client to retry also
+// gets a Retry-After header.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	s := ErrorToStatus(err)
 	if s.Details != nil && s.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(s.Details.RetryAfterSeconds)))
 	}
-	WriteObject(w, r, int(s.Code), s)
+	f, ok := negotiation.Negotiate(r.Header.Get("Accept"), negotiation.Options{Protobuf: true})
+	if !ok {
+		f = negotiation.Format{MediaType: negotiation.JSON}
+	}
+	Write(w, r, int(s.Code), s, f)
 }
 
-// jsonStreamer is implemented by objects that write their own JSON, such
-// as the store's lists, whose items carry memoized encodings.
-type jsonStreamer interface {
-	WriteJSON(w io.Writer) error
-}
-
-// WriteObject writes obj with the given status code as JSON.
+// WriteObject writes obj as JSON.
 func WriteObject(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object) {
-	if s, ok := obj.(jsonStreamer); ok {
-		w.Header().Set("Content-Type", ContentTypeJSON)
-		w.WriteHeader(code)
-		_ = s.WriteJSON(w)
-		return
-	}
-	if m, ok := obj.(json.Marshaler); ok {
-		data, err := m.MarshalJSON()
-		if err != nil {
-			WriteError(w, r, err)
-			return
-		}
-		WriteBytes(w, r, code, ContentTypeJSON, append(data[:len(data):len(data)], '\n'))
-		return
-	}
-	WriteJSON(w, r, code, obj)
+	Write(w, r, code, obj, negotiation.Format{MediaType: negotiation.JSON})
 }
 
 // WriteJSON writes any JSON-encodable value, such as a discovery document.
@@ -87,12 +85,219 @@ func WriteJSON(w http.ResponseWriter, r *http.Request, code int, v interface{}) 
 	WriteBytes(w, r, code, ContentTypeJSON, append(data, '\n'))
 }
 
+// jsonStreamer is implemented by objects that write their own JSON, such
+// as the store's lists, whose items carry memoized encodings.
+type jsonStreamer interface {
+	WriteJSON(w io.Writer) error
+}
+
+// protobufStreamer is implemented by objects that write their own
+// protobuf form, envelope included.
+type protobufStreamer interface {
+	WriteProtobuf(w io.Writer) error
+}
+
+// Write writes obj in format f.
+func Write(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object, f negotiation.Format) {
+	switch f.MediaType {
+	case negotiation.Protobuf:
+		out := newDeferred(w, r, code, negotiation.Protobuf)
+		var err error
+		if s, ok := obj.(protobufStreamer); ok {
+			err = s.WriteProtobuf(out)
+		} else {
+			var data []byte
+			if data, err = Protobuf(obj); err == nil {
+				_, err = out.Write(data)
+			}
+		}
+		finish(w, r, out, err)
+	case negotiation.YAML:
+		var buf bytes.Buffer
+		if err := writeJSON(&buf, obj); err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		data, err := yaml.JSONToYAML(buf.Bytes())
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		WriteBytes(w, r, code, negotiation.YAML, data)
+	default:
+		if pretty(r) {
+			var buf, indented bytes.Buffer
+			if err := writeJSON(&buf, obj); err != nil {
+				WriteError(w, r, err)
+				return
+			}
+			if err := json.Indent(&indented, buf.Bytes(), "", "  "); err != nil {
+				WriteError(w, r, err)
+				return
+			}
+			WriteBytes(w, r, code, negotiation.JSON, append(indented.Bytes(), '\n'))
+			return
+		}
+		out := newDeferred(w, r, code, negotiation.JSON)
+		finish(w, r, out, writeJSON(out, obj))
+	}
+}
+
+func finish(w http.ResponseWriter, r *http.Request, out *deferred, err error) {
+	if err != nil && !out.started() {
+		WriteError(w, r, err)
+		return
+	}
+	_ = out.Close()
+}
+
+// writeJSON encodes obj, reusing memoized encodings.
+func writeJSON(w io.Writer, obj runtime.Object) error {
+	if s, ok := obj.(jsonStreamer); ok {
+		return s.WriteJSON(w)
+	}
+	var data []byte
+	var err error
+	if m, ok := obj.(json.Marshaler); ok {
+		data, err = m.MarshalJSON()
+	} else {
+		data, err = json.Marshal(obj)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(data); err != nil {
+		return err
+	}
+	_, err = w.Write([]byte{'\n'})
+	return err
+}
+
+// Protobuf encodes one object in kube's protobuf form, memoized for shared
+// objects.
+func Protobuf(obj runtime.Object) ([]byte, error) {
+	envelope := func(o runtime.Object) ([]byte, error) {
+		m, ok := o.(codec.ProtoMessage)
+		if !ok {
+			return nil, ErrNotAcceptable(fmt.Sprintf("%T has no protobuf form", o))
+		}
+		raw, err := m.Marshal()
+		if err != nil {
+			return nil, err
+		}
+		apiVersion, kind := o.GetObjectKind().GroupVersionKind().ToAPIVersionAndKind()
+		return codec.Envelope(apiVersion, kind, raw)
+	}
+	if s, ok := obj.(*storage.SharedObject); ok {
+		return s.Encoded("protobuf+envelope", envelope)
+	}
+	return envelope(obj)
+}
+
+// ProtobufRaw is an object's own protobuf bytes, without the envelope,
+// memoized for shared objects.
+func ProtobufRaw(obj runtime.Object) ([]byte, error) {
+	marshal := func(o runtime.Object) ([]byte, error) {
+		m, ok := o.(codec.ProtoMessage)
+		if !ok {
+			return nil, ErrNotAcceptable(fmt.Sprintf("%T has no protobuf form", o))
+		}
+		return m.Marshal()
+	}
+	if s, ok := obj.(*storage.SharedObject); ok {
+		return s.Encoded("protobuf", marshal)
+	}
+	return marshal(obj)
+}
+
+// pretty reports whether JSON is indented: with ?pretty=true, and for
+// command-line HTTP clients unless ?pretty=false, as kube does.
+func pretty(r *http.Request) bool {
+	if v := r.URL.Query().Get("pretty"); v != "" {
+		b, _ := strconv.ParseBool(v)
+		return b
+	}
+	ua := r.UserAgent()
+	return strings.HasPrefix(ua, "curl") || strings.HasPrefix(ua, "Wget")
+}
+
 // WriteBytes writes an already encoded body.
 func WriteBytes(w http.ResponseWriter, r *http.Request, code int, contentType string, body []byte) {
-	w.Header().Set("Content-Type", contentType)
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(code)
-	_, _ = w.Write(body)
+	out := newDeferred(w, r, code, contentType)
+	_, _ = out.Write(body)
+	_ = out.Close()
+}
+
+// deferred holds back the status line until it knows whether the body
+// exceeds the compression threshold: then it gzips, if the client accepts
+// it; else it sends the body with its length.
+type deferred struct {
+	w           http.ResponseWriter
+	code        int
+	contentType string
+	gzipOK      bool
+	buf         []byte
+	gz          *gzip.Writer
+	streaming   bool
+}
+
+func newDeferred(w http.ResponseWriter, r *http.Request, code int, contentType string) *deferred {
+	return &deferred{w: w, code: code, contentType: contentType, gzipOK: acceptsGzip(r)}
+}
+
+func acceptsGzip(r *http.Request) bool {
+	for _, enc := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		if name, _, _ := strings.Cut(strings.TrimSpace(enc), ";"); name == "gzip" || name == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *deferred) started() bool { return d.gz != nil || d.streaming }
+
+func (d *deferred) Write(p []byte) (int, error) {
+	switch {
+	case d.gz != nil:
+		return d.gz.Write(p)
+	case d.streaming:
+		return d.w.Write(p)
+	}
+	d.buf = append(d.buf, p...)
+	if len(d.buf) <= compressionThreshold {
+		return len(p), nil
+	}
+	h := d.w.Header()
+	h.Set("Content-Type", d.contentType)
+	if d.gzipOK {
+		h.Set("Content-Encoding", "gzip")
+		h.Add("Vary", "Accept-Encoding")
+		d.w.WriteHeader(d.code)
+		d.gz, _ = gzip.NewWriterLevel(d.w, gzip.BestSpeed)
+		_, err := d.gz.Write(d.buf)
+		d.buf = nil
+		return len(p), err
+	}
+	d.streaming = true
+	d.w.WriteHeader(d.code)
+	_, err := d.w.Write(d.buf)
+	d.buf = nil
+	return len(p), err
+}
+
+func (d *deferred) Close() error {
+	switch {
+	case d.gz != nil:
+		return d.gz.Close()
+	case d.streaming:
+		return nil
+	}
+	h := d.w.Header()
+	h.Set("Content-Type", d.contentType)
+	h.Set("Content-Length", strconv.Itoa(len(d.buf)))
+	d.w.WriteHeader(d.code)
+	_, err := d.w.Write(d.buf)
+	return err
 }
 
 // ErrNotFound is kube's answer for a path that names nothing it serves.
@@ -102,6 +307,17 @@ func ErrNotFound() error {
 		Code:    http.StatusNotFound,
 		Reason:  metav1.StatusReasonNotFound,
 		Message: "the server could not find the requested resource",
+		Details: &metav1.StatusDetails{},
+	}}
+}
+
+// ErrNotAcceptable is a 406 Status.
+func ErrNotAcceptable(msg string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusNotAcceptable,
+		Reason:  metav1.StatusReasonNotAcceptable,
+		Message: msg,
 		Details: &metav1.StatusDetails{},
 	}}
 }

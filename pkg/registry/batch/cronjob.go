@@ -38,6 +38,7 @@ func cronJobResource() *registry.Resource {
 		Codec:            codec.Protobuf(gvk, newFunc),
 		Strategy:         s,
 		Subresources:     map[string]registry.Strategy{"status": registry.StatusStrategy{Main: s}},
+		Table:            cronJobTable,
 	}
 }
 

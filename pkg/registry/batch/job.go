@@ -32,6 +32,7 @@ func jobResource() *registry.Resource {
 		Codec:            codec.Protobuf(gvk, newFunc),
 		Strategy:         s,
 		Subresources:     map[string]registry.Strategy{"status": registry.StatusStrategy{Main: s}},
+		Table:            jobTable,
 		SelectableFields: func(obj runtime.Object) fields.Set {
 			return fields.Set{"status.successful": strconv.Itoa(int(obj.(*batchv1.Job).Status.Succeeded))}
 		},

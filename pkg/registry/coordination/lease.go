@@ -3,12 +3,16 @@
 package coordination
 
 import (
+	"time"
+
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/table"
 )
 
 // Resources registers leases.
@@ -24,6 +28,21 @@ func Resources() []*registry.Resource {
 		NewList:          func() runtime.Object { return &coordinationv1.LeaseList{} },
 		Codec:            codec.Protobuf(gvk, newFunc),
 		Strategy:         strategy{},
+		Table: &registry.TableSpec{
+			Columns: []metav1.TableColumnDefinition{
+				table.NameColumn,
+				{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
+				table.AgeColumn,
+			},
+			Cells: func(obj runtime.Object, now time.Time) []interface{} {
+				l := obj.(*coordinationv1.Lease)
+				holder := ""
+				if l.Spec.HolderIdentity != nil {
+					holder = *l.Spec.HolderIdentity
+				}
+				return []interface{}{l.Name, holder, table.Age(l.CreationTimestamp, now)}
+			},
+		},
 	}}
 }
 

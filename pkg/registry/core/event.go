@@ -40,6 +40,7 @@ func EventResource() *registry.Resource {
 		Codec:            EventCodec(),
 		Strategy:         eventStrategy{},
 		SelectableFields: EventFields,
+		Table:            EventTable,
 	}
 }
 

@@ -35,6 +35,7 @@ func NamespaceResource() *registry.Resource {
 			"finalize": namespaceFinalizeStrategy{s},
 		},
 		NameValidation:      apivalidation.ValidateNamespaceName,
+		Table:               namespaceTable,
 		ReturnDeletedObject: true,
 		SelectableFields: func(obj runtime.Object) fields.Set {
 			return fields.Set{"status.phase": string(obj.(*corev1.Namespace).Status.Phase)}

@@ -6,6 +6,7 @@ package events
 import (
 	"fmt"
 	"reflect"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -44,6 +45,12 @@ func Resources() []*registry.Resource {
 			},
 		},
 		SelectableFields: core.EventFields,
+		Table: &registry.TableSpec{
+			Columns: core.EventTable.Columns,
+			Cells: func(obj runtime.Object, now time.Time) []interface{} {
+				return core.EventCells(ToCore(obj.(*eventsv1.Event)), now)
+			},
+		},
 	}}
 }
 

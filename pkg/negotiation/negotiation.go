@@ -1,0 +1,160 @@
+// Package negotiation owns content negotiation: it reads an Accept header
+// (media ranges with parameters, q-values and wildcards) and picks the
+// representation a response is written in: JSON, YAML or protobuf, and
+// optionally the Table form of meta.k8s.io. It also names the
+// representations a request body may come in.
+package negotiation
+
+import (
+	"mime"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Media types the server speaks.
+const (
+	JSON     = "application/json"
+	YAML     = "application/yaml"
+	Protobuf = "application/vnd.kubernetes.protobuf"
+)
+
+// Supported lists the representations, in the order kube names them.
+var Supported = []string{JSON, YAML, Protobuf}
+
+// Format is the representation of one response.
+type Format struct {
+	// MediaType is JSON, YAML or Protobuf.
+	MediaType string
+	// Table asks for a meta.k8s.io Table of the given version (v1 or
+	// v1beta1) instead of the object.
+	Table        bool
+	TableVersion string
+}
+
+// Options say what a request's endpoint can produce.
+type Options struct {
+	// Protobuf is false for types without a protobuf form.
+	Protobuf bool
+	// Table is true for get and list, which can answer as a Table.
+	Table bool
+	// Stream is true for watches, which have no YAML form.
+	Stream bool
+}
+
+type mediaRange struct {
+	typ    string
+	params map[string]string
+	q      float64
+	index  int
+}
+
+func parseAccept(header string) []mediaRange {
+	var out []mediaRange
+	for i, part := range strings.Split(header, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		typ, params, err := mime.ParseMediaType(part)
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				q = f
+			}
+			delete(params, "q")
+		}
+		if q <= 0 {
+			continue
+		}
+		out = append(out, mediaRange{typ: typ, params: params, q: q, index: i})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].q > out[j].q })
+	return out
+}
+
+// Negotiate picks the representation for an Accept header; ok is false
+// when the header names nothing the endpoint can produce (a 406).
+func Negotiate(accept string, opts Options) (Format, bool) {
+	if strings.TrimSpace(accept) == "" {
+		return Format{MediaType: JSON}, true
+	}
+	for _, r := range parseAccept(accept) {
+		if f, ok := match(r, opts); ok {
+			return f, true
+		}
+	}
+	return Format{}, false
+}
+
+func match(r mediaRange, opts Options) (Format, bool) {
+	var f Format
+	switch r.typ {
+	case JSON, "*/*", "application/*":
+		f.MediaType = JSON
+	case YAML:
+		if opts.Stream {
+			return f, false
+		}
+		f.MediaType = YAML
+	case Protobuf:
+		if !opts.Protobuf {
+			return f, false
+		}
+		f.MediaType = Protobuf
+	default:
+		return f, false
+	}
+	as, hasAs := r.params["as"]
+	if !hasAs {
+		for k := range r.params {
+			if k != "charset" && k != "pretty" && k != "stream" {
+				return f, false
+			}
+		}
+		return f, true
+	}
+	if as != "Table" || !opts.Table || r.params["g"] != "meta.k8s.io" || f.MediaType == Protobuf {
+		return f, false
+	}
+	switch v := r.params["v"]; v {
+	case "v1", "v1beta1":
+		f.Table, f.TableVersion = true, v
+		return f, true
+	}
+	return f, false
+}
+
+// NotAcceptableMessage is kube's 406 message.
+func NotAcceptableMessage(opts Options) string {
+	types := []string{JSON}
+	if !opts.Stream {
+		types = append(types, YAML)
+	}
+	if opts.Protobuf {
+		types = append(types, Protobuf)
+	}
+	return "406: Not Acceptable\n\nAvailable representations: " + strings.Join(types, ", ")
+}
+
+// ContentType parses a request body's Content-Type into one of the
+// supported media types; "" means none given (JSON), ok false means an
+// unsupported one (a 415).
+func ContentType(header string) (string, bool) {
+	if strings.TrimSpace(header) == "" {
+		return JSON, true
+	}
+	typ, _, err := mime.ParseMediaType(header)
+	if err != nil {
+		return "", false
+	}
+	for _, s := range Supported {
+		if typ == s {
+			return typ, true
+		}
+	}
+	return "", false
+}
