@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"fmt"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -81,6 +83,24 @@ func Envelope(apiVersion, kind string, raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	return append(out, body...), nil
+}
+
+// EnvelopeFrame returns the bytes that go before and after rawLen bytes of
+// an object's protobuf form to make the same envelope Envelope makes, for
+// writers that stream large objects.
+func EnvelopeFrame(apiVersion, kind string, rawLen int) (header, trailer []byte) {
+	tm, _ := (&runtime.TypeMeta{APIVersion: apiVersion, Kind: kind}).Marshal()
+	header = append(header, ProtobufMagic...)
+	header = protowire.AppendTag(header, 1, protowire.BytesType)
+	header = protowire.AppendBytes(header, tm)
+	header = protowire.AppendTag(header, 2, protowire.BytesType)
+	header = protowire.AppendVarint(header, uint64(rawLen))
+	// contentEncoding and contentType, empty, as kube's encoder writes them.
+	trailer = protowire.AppendTag(trailer, 3, protowire.BytesType)
+	trailer = protowire.AppendBytes(trailer, nil)
+	trailer = protowire.AppendTag(trailer, 4, protowire.BytesType)
+	trailer = protowire.AppendBytes(trailer, nil)
+	return header, trailer
 }
 
 // DecodeEnvelope reads an object of the type newFunc makes from kube's

@@ -71,3 +71,16 @@ func TestProtobuf_RejectsAnotherKind(t *testing.T) {
 		t.Fatal("a Namespace decoded as a CronJob")
 	}
 }
+
+func TestEnvelopeFrame_MatchesEnvelope(t *testing.T) {
+	raw := []byte("some object bytes")
+	want, err := Envelope("batch/v1", "CronJobList", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, trailer := EnvelopeFrame("batch/v1", "CronJobList", len(raw))
+	got := append(append(append([]byte(nil), header...), raw...), trailer...)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("frame\n got %x\nwant %x", got, want)
+	}
+}

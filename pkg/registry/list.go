@@ -91,7 +91,8 @@ func appendListItem(buf, encoded []byte, apiVersion, kind string) []byte {
 
 // WriteProtobuf writes the list in kube's protobuf form: the envelope
 // around the typed list's bytes (its ListMeta, then each item), reusing
-// each item's memoized protobuf bytes.
+// each item's memoized protobuf bytes and streaming them without
+// assembling the whole list in memory.
 func (l *List) WriteProtobuf(w io.Writer) error {
 	meta, err := l.ListMeta.Marshal()
 	if err != nil {
@@ -105,17 +106,29 @@ func (l *List) WriteProtobuf(w io.Writer) error {
 		}
 		size += 1 + protowire.SizeVarint(uint64(len(items[i]))) + len(items[i])
 	}
-	raw := make([]byte, 0, size)
-	raw = protowire.AppendTag(raw, 1, protowire.BytesType)
-	raw = protowire.AppendBytes(raw, meta)
+	header, trailer := codec.EnvelopeFrame(l.APIVersion, l.Kind, size)
+	buf := make([]byte, 0, 64*1024)
+	buf = append(buf, header...)
+	buf = protowire.AppendTag(buf, 1, protowire.BytesType)
+	buf = protowire.AppendBytes(buf, meta)
 	for _, it := range items {
-		raw = protowire.AppendTag(raw, 2, protowire.BytesType)
-		raw = protowire.AppendBytes(raw, it)
+		buf = protowire.AppendTag(buf, 2, protowire.BytesType)
+		buf = protowire.AppendVarint(buf, uint64(len(it)))
+		if len(buf)+len(it) > cap(buf) {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+		if len(it) > cap(buf) {
+			if _, err := w.Write(it); err != nil {
+				return err
+			}
+			continue
+		}
+		buf = append(buf, it...)
 	}
-	data, err := codec.Envelope(l.APIVersion, l.Kind, raw)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(data)
+	buf = append(buf, trailer...)
+	_, err = w.Write(buf)
 	return err
 }

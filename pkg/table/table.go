@@ -5,6 +5,9 @@
 package table
 
 import (
+	"encoding/json"
+	"io"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -31,10 +34,20 @@ var defaultColumns = []metav1.TableColumnDefinition{
 	{Name: "Created At", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},
 }
 
+// Table is a rendered Table that writes its rows' objects from their
+// memoized encodings.
+type Table struct {
+	metav1.Table
+	// objects are the rows' objects as read (possibly shared).
+	objects []runtime.Object
+	include string
+}
+
 // Convert renders obj (one object or a *registry.List) as a Table of the
 // given meta.k8s.io version.
-func Convert(res *registry.Resource, obj runtime.Object, include, version string, now time.Time) (*metav1.Table, error) {
-	t := &metav1.Table{TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/" + version}}
+func Convert(res *registry.Resource, obj runtime.Object, include, version string, now time.Time) (*Table, error) {
+	t := &Table{include: include}
+	t.TypeMeta = metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/" + version}
 	columns, cells := defaultColumns, defaultCells
 	if res.Table != nil {
 		columns, cells = res.Table.Columns, res.Table.Cells
@@ -47,27 +60,103 @@ func Convert(res *registry.Resource, obj runtime.Object, include, version string
 	} else if m, err := meta.Accessor(storage.Unwrap(obj)); err == nil {
 		t.ResourceVersion = m.GetResourceVersion()
 	}
-	t.Rows = make([]metav1.TableRow, 0, len(items))
-	for _, it := range items {
-		o := storage.Unwrap(it)
-		row := metav1.TableRow{Cells: cells(o, now)}
+	t.objects = items
+	t.Rows = make([]metav1.TableRow, len(items))
+	for i, it := range items {
+		t.Rows[i].Cells = cells(storage.Unwrap(it), now)
 		switch include {
 		case IncludeNone:
 		case IncludeObject:
-			row.Object = runtime.RawExtension{Object: it}
+			t.Rows[i].Object = runtime.RawExtension{Object: it}
 		default:
-			m, err := meta.Accessor(o)
+			pm, err := partialMetadata(storage.Unwrap(it), version)
 			if err != nil {
 				return nil, err
 			}
-			pm := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/" + version}}
-			meta.AsPartialObjectMetadata(m).ObjectMeta.DeepCopyInto(&pm.ObjectMeta)
-			pm.ManagedFields = nil
-			row.Object = runtime.RawExtension{Object: pm}
+			t.Rows[i].Object = runtime.RawExtension{Object: pm}
 		}
-		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
+}
+
+// partialMetadata is the metadata-only form of an object a row carries,
+// without managedFields, as kube sends it.
+func partialMetadata(obj runtime.Object, version string) (*metav1.PartialObjectMetadata, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	pm := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/" + version}}
+	meta.AsPartialObjectMetadata(m).ObjectMeta.DeepCopyInto(&pm.ObjectMeta)
+	pm.ManagedFields = nil
+	return pm, nil
+}
+
+// WriteJSON writes the table as encoding/json would, taking each row's
+// object from the memoized encodings of shared objects.
+func (t *Table) WriteJSON(w io.Writer) error {
+	head, err := json.Marshal(struct {
+		metav1.TypeMeta   `json:",inline"`
+		Meta              metav1.ListMeta                `json:"metadata"`
+		ColumnDefinitions []metav1.TableColumnDefinition `json:"columnDefinitions"`
+	}{t.TypeMeta, t.ListMeta, t.ColumnDefinitions})
+	if err != nil {
+		return err
+	}
+	version := strings.TrimPrefix(t.APIVersion, "meta.k8s.io/")
+	buf := make([]byte, 0, 64*1024)
+	buf = append(buf, head[:len(head)-1]...)
+	buf = append(buf, `,"rows":[`...)
+	for i, row := range t.Rows {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		cells, err := json.Marshal(row.Cells)
+		if err != nil {
+			return err
+		}
+		buf = append(buf, `{"cells":`...)
+		buf = append(buf, cells...)
+		buf = append(buf, `,"object":`...)
+		obj, err := t.rowObject(i, version)
+		if err != nil {
+			return err
+		}
+		buf = append(buf, obj...)
+		buf = append(buf, '}')
+		if len(buf) > 48*1024 {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	buf = append(buf, "]}\n"...)
+	_, err = w.Write(buf)
+	return err
+}
+
+func (t *Table) rowObject(i int, version string) ([]byte, error) {
+	if t.include == IncludeNone {
+		return []byte("null"), nil
+	}
+	shared, isShared := t.objects[i].(*storage.SharedObject)
+	if t.include == IncludeObject {
+		if isShared {
+			return shared.MarshalJSON()
+		}
+		return json.Marshal(t.objects[i])
+	}
+	if isShared {
+		return shared.Encoded("json-partial-metadata-"+version, func(o runtime.Object) ([]byte, error) {
+			pm, err := partialMetadata(o, version)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(pm)
+		})
+	}
+	return json.Marshal(t.Rows[i].Object.Object)
 }
 
 func defaultCells(obj runtime.Object, _ time.Time) []interface{} {
