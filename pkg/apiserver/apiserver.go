@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -43,6 +44,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/featuregate"
 	"github.com/cronplane/cronplane/pkg/handler"
 	"github.com/cronplane/cronplane/pkg/kubeconfig"
+	"github.com/cronplane/cronplane/pkg/openapi"
 	"github.com/cronplane/cronplane/pkg/registry"
 	"github.com/cronplane/cronplane/pkg/registry/batch"
 	"github.com/cronplane/cronplane/pkg/registry/coordination"
@@ -316,6 +318,12 @@ func (s *Server) buildChain(tokens *authn.TokenSet) http.Handler {
 	r.HandleFunc("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
 		v := mux.Vars(r)
 		disc.ServeResources(w, r, schema.GroupVersion{Group: v["group"], Version: v["version"]})
+	}).Methods(http.MethodGet)
+	oapi := &openapi.Handler{Registry: s.Registry}
+	r.HandleFunc("/openapi/v2", oapi.ServeV2).Methods(http.MethodGet)
+	r.HandleFunc("/openapi/v3", oapi.ServeV3Index).Methods(http.MethodGet)
+	r.PathPrefix("/openapi/v3/").HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		oapi.ServeV3(w, r, strings.TrimPrefix(r.URL.Path, "/openapi/v3/"))
 	}).Methods(http.MethodGet)
 	r.PathPrefix("/api/").Handler(resources)
 	r.PathPrefix("/apis/").Handler(resources)

@@ -88,9 +88,9 @@ spec:
 
 func TestKubectl_ServerSideApplyConflictForceAndDiff(t *testing.T) {
 	ns := namespace(t)
-	mustKubectl(t, "-n", ns, "apply", "--validate=false", "--server-side", "--field-manager=team-a", "-f", writeManifest(t, "@hourly"))
+	mustKubectl(t, "-n", ns, "apply", "--server-side", "--field-manager=team-a", "-f", writeManifest(t, "@hourly"))
 	changed := writeManifest(t, "@daily")
-	out, err := kubectl(t, "-n", ns, "apply", "--validate=false", "--server-side", "--field-manager=team-b", "-f", changed)
+	out, err := kubectl(t, "-n", ns, "apply", "--server-side", "--field-manager=team-b", "-f", changed)
 	if err == nil || !strings.Contains(out, "conflict") || !strings.Contains(out, ".spec.schedule") {
 		t.Fatalf("want a conflict on .spec.schedule: %v\n%s", err, out)
 	}
@@ -98,7 +98,7 @@ func TestKubectl_ServerSideApplyConflictForceAndDiff(t *testing.T) {
 	if !strings.Contains(out, "@daily") {
 		t.Fatalf("kubectl diff: %v\n%s", err, out)
 	}
-	mustKubectl(t, "-n", ns, "apply", "--validate=false", "--server-side", "--field-manager=team-b", "--force-conflicts", "-f", changed)
+	mustKubectl(t, "-n", ns, "apply", "--server-side", "--field-manager=team-b", "--force-conflicts", "-f", changed)
 	if out := mustKubectl(t, "-n", ns, "get", "cj", "applied", "-o", "jsonpath={.spec.schedule}"); out != "@daily" {
 		t.Fatalf("schedule %q after forced apply", out)
 	}
@@ -112,4 +112,36 @@ func TestKubectl_ServerSideApplyConflictForceAndDiff(t *testing.T) {
 			t.Fatalf("%s patch: schedule %q", p.typ, out)
 		}
 	}
+}
+
+func TestKubectl_ExplainCreateValidationAndClientSideApply(t *testing.T) {
+	ns := namespace(t)
+	out := mustKubectl(t, "explain", "cronjob.spec.schedule")
+	if !strings.Contains(out, "FIELD: schedule <string>") || !strings.Contains(out, "Cron format") {
+		t.Fatalf("explain:\n%s", out)
+	}
+	bad := strings.Replace(readFile(t, writeManifest(t, "@hourly")), "  schedule:", "  bogus: 1\n  schedule:", 1)
+	badPath := t.TempDir() + "/bad.yaml"
+	if err := os.WriteFile(badPath, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := kubectl(t, "-n", ns, "create", "-f", badPath); err == nil || !strings.Contains(out, `unknown field "spec.bogus"`) {
+		t.Fatalf("create -f with an unknown field: %v\n%s", err, out)
+	}
+	mustKubectl(t, "-n", ns, "create", "-f", badPath, "--validate=false")
+	mustKubectl(t, "-n", ns, "delete", "cj", "applied")
+	mustKubectl(t, "-n", ns, "apply", "-f", writeManifest(t, "@hourly"))
+	mustKubectl(t, "-n", ns, "apply", "-f", writeManifest(t, "@daily"))
+	if out := mustKubectl(t, "-n", ns, "get", "cj", "applied", "-o", "jsonpath={.spec.schedule}"); out != "@daily" {
+		t.Fatalf("schedule %q after the second apply", out)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }

@@ -92,7 +92,7 @@ func (c *call) decodeJSON(data []byte) (runtime.Object, error) {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", res.Kind, res.Version, res.Kind, err))
 	}
 	if err := c.fieldValidation(strict); err != nil {
-		return nil, err
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", res.Kind, res.Version, res.Kind, err.Error()))
 	}
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	if gvk.Kind != "" && gvk.Kind != res.Kind {
@@ -112,7 +112,7 @@ func (c *call) fieldValidation(strict []error) error {
 	switch level {
 	case "", "Warn", "Strict", "Ignore":
 	default:
-		return apierrors.NewBadRequest(fmt.Sprintf("fieldValidation must be one of \"Ignore\", \"Warn\", or \"Strict\", got %q", level))
+		return fmt.Errorf("fieldValidation must be one of \"Ignore\", \"Warn\", or \"Strict\", got %q", level)
 	}
 	if len(strict) == 0 || level == "Ignore" {
 		return nil
@@ -122,7 +122,7 @@ func (c *call) fieldValidation(strict []error) error {
 		for i, e := range strict {
 			msgs[i] = e.Error()
 		}
-		return apierrors.NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+		return fmt.Errorf("strict decoding error: %s", strings.Join(msgs, ", "))
 	}
 	for _, e := range strict {
 		c.w.Header().Add("Warning", fmt.Sprintf("299 - %q", e.Error()))

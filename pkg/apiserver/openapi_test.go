@@ -1,0 +1,77 @@
+package apiserver_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	openapi_v2 "github.com/google/gnostic-models/openapiv2"
+	"google.golang.org/protobuf/proto"
+)
+
+func TestOpenAPI_V3IndexAndGroupVersionDocument(t *testing.T) {
+	_, body := get(t, "/openapi/v3", nil)
+	var index struct {
+		Paths map[string]struct {
+			ServerRelativeURL string `json:"serverRelativeURL"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(body, &index); err != nil {
+		t.Fatal(err)
+	}
+	batch, ok := index.Paths["apis/batch/v1"]
+	if !ok || !strings.Contains(batch.ServerRelativeURL, "?hash=") {
+		t.Fatalf("index %s", body)
+	}
+	_, body = get(t, batch.ServerRelativeURL, nil)
+	var doc struct {
+		Paths      map[string]map[string]json.RawMessage `json:"paths"`
+		Components struct {
+			Schemas map[string]map[string]interface{} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	cj := doc.Components.Schemas["io.k8s.api.batch.v1.CronJob"]
+	gvks, _ := cj["x-kubernetes-group-version-kind"].([]interface{})
+	if len(gvks) != 1 || gvks[0].(map[string]interface{})["kind"] != "CronJob" {
+		t.Fatalf("CronJob schema: %v", cj)
+	}
+	pod := doc.Components.Schemas["io.k8s.api.core.v1.PodSpec"]
+	containers := pod["properties"].(map[string]interface{})["containers"].(map[string]interface{})
+	if containers["x-kubernetes-list-type"] != "map" || containers["x-kubernetes-patch-merge-key"] != "name" || containers["x-kubernetes-patch-strategy"] != "merge" {
+		t.Fatalf("containers: %v", containers)
+	}
+	patch := string(doc.Paths["/apis/batch/v1/namespaces/{namespace}/cronjobs/{name}"]["patch"])
+	for _, p := range []string{`"fieldValidation"`, `"dryRun"`, `"fieldManager"`, `"force"`, `"kind":"CronJob"`} {
+		if !strings.Contains(patch, p) {
+			t.Errorf("PATCH operation lacks %s", p)
+		}
+	}
+}
+
+func TestOpenAPI_V2JSONAndProtobuf(t *testing.T) {
+	_, body := get(t, "/openapi/v2", nil)
+	var doc map[string]interface{}
+	if err := json.Unmarshal(body, &doc); err != nil || doc["swagger"] != "2.0" {
+		t.Fatalf("v2 JSON: %v", err)
+	}
+	resp, body := get(t, "/openapi/v2", map[string]string{"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"})
+	if resp.Header.Get("Content-Type") != "application/com.github.proto-openapi.spec.v2@v1.0+protobuf" {
+		t.Fatalf("content type %q", resp.Header.Get("Content-Type"))
+	}
+	var pb openapi_v2.Document
+	if err := proto.Unmarshal(body, &pb); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, d := range pb.GetDefinitions().GetAdditionalProperties() {
+		if d.GetName() == "io.k8s.api.batch.v1.CronJob" {
+			found = true
+		}
+	}
+	if !found || pb.GetSwagger() != "2.0" {
+		t.Fatal("protobuf v2 document lacks the CronJob definition")
+	}
+}

@@ -1,0 +1,334 @@
+package openapi
+
+import (
+	"crypto/sha512"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"sort"
+	"strings"
+
+	openapi_v2 "github.com/google/gnostic-models/openapiv2"
+	"google.golang.org/protobuf/proto"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/cronplane/cronplane/pkg/discovery"
+	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/response"
+)
+
+// v2ProtobufType is the protobuf form of the OpenAPI v2 document.
+const v2ProtobufType = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+
+// Handler serves the OpenAPI documents of a Registry.
+type Handler struct {
+	Registry *registry.Registry
+}
+
+// gvPath is the path of a group version: "api/v1" or "apis/batch/v1".
+func gvPath(gv schema.GroupVersion) string {
+	if gv.Group == "" {
+		return "api/" + gv.Version
+	}
+	return "apis/" + gv.Group + "/" + gv.Version
+}
+
+func (h *Handler) resources(only *schema.GroupVersion) []*registry.Resource {
+	var out []*registry.Resource
+	for _, s := range h.Registry.Stores() {
+		if only == nil || s.Resource.GroupVersion() == *only {
+			out = append(out, s.Resource)
+		}
+	}
+	return out
+}
+
+func gvkExtension(gvk schema.GroupVersionKind) map[string]string {
+	return map[string]string{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind}
+}
+
+// build returns the paths and the schemas of resources.
+func build(resources []*registry.Resource, s *schemas) map[string]interface{} {
+	paths := map[string]interface{}{}
+	kinds := map[string][]map[string]string{}
+	for _, res := range resources {
+		obj, list := res.New(), res.NewList()
+		objName := s.define(reflect.TypeOf(obj).Elem())
+		listName := s.define(reflect.TypeOf(list).Elem())
+		kinds[objName] = append(kinds[objName], gvkExtension(res.GroupVersionKind))
+		kinds[listName] = append(kinds[listName], gvkExtension(res.ListGVK()))
+		addPaths(paths, res, s, objName, listName)
+	}
+	s.define(reflect.TypeOf(metav1.Status{}))
+	s.define(reflect.TypeOf(metav1.DeleteOptions{}))
+	s.define(reflect.TypeOf(metav1.WatchEvent{}))
+	for name, gvks := range kinds {
+		s.defs[name]["x-kubernetes-group-version-kind"] = gvks
+	}
+	return paths
+}
+
+func param(name, in, typ, description string) map[string]interface{} {
+	p := map[string]interface{}{"name": name, "in": in, "description": description, "uniqueItems": true}
+	if in == "path" {
+		p["required"] = true
+	}
+	return p
+}
+
+var (
+	listParams = []map[string]interface{}{
+		param("allowWatchBookmarks", "query", "boolean", "requests watch events with type BOOKMARK"),
+		param("continue", "query", "string", "the continue token of the previous page"),
+		param("fieldSelector", "query", "string", "a selector on the objects' fields"),
+		param("labelSelector", "query", "string", "a selector on the objects' labels"),
+		param("limit", "query", "integer", "the maximum number of items to return"),
+		param("resourceVersion", "query", "string", "what state the list may come from"),
+		param("resourceVersionMatch", "query", "string", "how resourceVersion applies: Exact or NotOlderThan"),
+		param("sendInitialEvents", "query", "boolean", "starts a watch with the current state"),
+		param("timeoutSeconds", "query", "integer", "how long the call may last"),
+		param("watch", "query", "boolean", "watch for changes instead of listing"),
+	}
+	writeParams = []map[string]interface{}{
+		param("dryRun", "query", "string", "All: run every stage but persistence"),
+		param("fieldManager", "query", "string", "the name of the writer, for field ownership"),
+		param("fieldValidation", "query", "string", "Ignore, Warn or Strict: what unknown and duplicate fields do"),
+	}
+	prettyParam = param("pretty", "query", "string", "pretty-print the output")
+	forceParam  = param("force", "query", "boolean", "on an apply, take fields other managers own")
+)
+
+func addPaths(paths map[string]interface{}, res *registry.Resource, s *schemas, objName, listName string) {
+	gvk := gvkExtension(res.GroupVersionKind)
+	base := "/" + gvPath(res.GroupVersion())
+	collection := base + "/" + res.Plural
+	pathParams := []map[string]interface{}{}
+	if res.Namespaced {
+		paths[collection] = map[string]interface{}{
+			"get": op(res, s, "list", gvk, listName, listParams),
+		}
+		collection = base + "/namespaces/{namespace}/" + res.Plural
+		pathParams = append(pathParams, param("namespace", "path", "string", "object name and auth scope"))
+	}
+	coll := map[string]interface{}{"parameters": append(append([]map[string]interface{}{}, pathParams...), prettyParam)}
+	for _, verb := range res.ServedVerbs() {
+		switch verb {
+		case "list":
+			coll["get"] = op(res, s, "list", gvk, listName, listParams)
+		case "create":
+			coll["post"] = op(res, s, "post", gvk, objName, writeParams)
+		case "deletecollection":
+			coll["delete"] = op(res, s, "deletecollection", gvk, "io.k8s.apimachinery.pkg.apis.meta.v1.Status", append(listParams, writeParams[0]))
+		}
+	}
+	paths[collection] = coll
+	itemParams := append(append([]map[string]interface{}{param("name", "path", "string", "name of the object")}, pathParams...), prettyParam)
+	item := map[string]interface{}{"parameters": itemParams}
+	for _, verb := range res.ServedVerbs() {
+		switch verb {
+		case "get":
+			item["get"] = op(res, s, "get", gvk, objName, nil)
+		case "update":
+			item["put"] = op(res, s, "put", gvk, objName, writeParams)
+		case "patch":
+			item["patch"] = op(res, s, "patch", gvk, objName, append(append([]map[string]interface{}{}, writeParams...), forceParam))
+		case "delete":
+			item["delete"] = op(res, s, "delete", gvk, "io.k8s.apimachinery.pkg.apis.meta.v1.Status", writeParams[:1])
+		}
+	}
+	paths[collection+"/{name}"] = item
+	for sub := range res.Subresources {
+		paths[collection+"/{name}/"+sub] = map[string]interface{}{
+			"parameters": itemParams,
+			"get":        op(res, s, "get", gvk, objName, nil),
+			"put":        op(res, s, "put", gvk, objName, writeParams),
+			"patch":      op(res, s, "patch", gvk, objName, append(append([]map[string]interface{}{}, writeParams...), forceParam)),
+		}
+	}
+}
+
+// op is one operation; v2 and v3 differ in how bodies and responses name
+// their schemas.
+func op(res *registry.Resource, s *schemas, action string, gvk map[string]string, schemaName string, params []map[string]interface{}) map[string]interface{} {
+	ref := Schema{"$ref": s.refPrefix + schemaName}
+	typed := make([]interface{}, 0, len(params))
+	for _, p := range params {
+		cp := map[string]interface{}{}
+		for k, v := range p {
+			cp[k] = v
+		}
+		t := "string"
+		switch p["name"] {
+		case "allowWatchBookmarks", "sendInitialEvents", "watch", "force":
+			t = "boolean"
+		case "limit", "timeoutSeconds":
+			t = "integer"
+		}
+		if s.v3 {
+			cp["schema"] = Schema{"type": t}
+		} else {
+			cp["type"] = t
+		}
+		typed = append(typed, cp)
+	}
+	o := map[string]interface{}{
+		"operationId":                     action + res.Kind,
+		"x-kubernetes-action":             action,
+		"x-kubernetes-group-version-kind": gvk,
+		"parameters":                      typed,
+	}
+	media := []string{"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}
+	if s.v3 {
+		content := map[string]interface{}{}
+		for _, m := range media {
+			content[m] = map[string]interface{}{"schema": ref}
+		}
+		o["responses"] = map[string]interface{}{"200": map[string]interface{}{"description": "OK", "content": content}}
+		if action == "post" || action == "put" || action == "patch" {
+			bodyTypes := media
+			if action == "patch" {
+				bodyTypes = []string{"application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"}
+			}
+			body := map[string]interface{}{}
+			for _, m := range bodyTypes {
+				body[m] = map[string]interface{}{"schema": ref}
+			}
+			o["requestBody"] = map[string]interface{}{"content": body, "required": true}
+		}
+	} else {
+		o["responses"] = map[string]interface{}{"200": map[string]interface{}{"description": "OK", "schema": ref}}
+		o["produces"] = media
+		if action == "post" || action == "put" || action == "patch" {
+			o["parameters"] = append(typed, map[string]interface{}{"name": "body", "in": "body", "required": true, "schema": ref})
+		}
+		if action == "patch" {
+			o["consumes"] = []string{"application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"}
+		}
+	}
+	return o
+}
+
+func info() map[string]interface{} {
+	return map[string]interface{}{"title": "Kubernetes", "version": discovery.Version.GitVersion}
+}
+
+// v2 returns the OpenAPI v2 document of everything served.
+func (h *Handler) v2() ([]byte, error) {
+	s := newSchemas("#/definitions/", false)
+	paths := build(h.resources(nil), s)
+	return json.Marshal(map[string]interface{}{
+		"swagger":     "2.0",
+		"info":        info(),
+		"paths":       paths,
+		"definitions": s.defs,
+	})
+}
+
+// v3 returns the OpenAPI v3 document of one group version.
+func (h *Handler) v3(gv schema.GroupVersion) ([]byte, bool, error) {
+	resources := h.resources(&gv)
+	if len(resources) == 0 {
+		return nil, false, nil
+	}
+	s := newSchemas("#/components/schemas/", true)
+	paths := build(resources, s)
+	data, err := json.Marshal(map[string]interface{}{
+		"openapi":    "3.0.0",
+		"info":       info(),
+		"paths":      paths,
+		"components": map[string]interface{}{"schemas": s.defs},
+	})
+	return data, true, err
+}
+
+// ServeV2 answers /openapi/v2, as JSON or as protobuf when the client
+// prefers it, as kubectl does.
+func (h *Handler) ServeV2(w http.ResponseWriter, r *http.Request) {
+	data, err := h.v2()
+	if err != nil {
+		response.WriteError(w, r, err)
+		return
+	}
+	if prefersProtobuf(r.Header.Get("Accept"), v2ProtobufType) {
+		doc, err := openapi_v2.ParseDocument(data)
+		if err != nil {
+			response.WriteError(w, r, err)
+			return
+		}
+		pb, err := proto.Marshal(doc)
+		if err != nil {
+			response.WriteError(w, r, err)
+			return
+		}
+		response.WriteBytes(w, r, http.StatusOK, v2ProtobufType, pb)
+		return
+	}
+	response.WriteBytes(w, r, http.StatusOK, "application/json", data)
+}
+
+func prefersProtobuf(accept, protobufType string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		mt := strings.TrimSpace(strings.Split(part, ";")[0])
+		switch mt {
+		case protobufType:
+			return true
+		case "application/json", "*/*":
+			return false
+		}
+	}
+	return false
+}
+
+// ServeV3Index answers /openapi/v3: the path of each group version's
+// document, with a hash that changes when the document does.
+func (h *Handler) ServeV3Index(w http.ResponseWriter, r *http.Request) {
+	seen := map[schema.GroupVersion]bool{}
+	var gvs []schema.GroupVersion
+	for _, res := range h.resources(nil) {
+		if gv := res.GroupVersion(); !seen[gv] {
+			seen[gv] = true
+			gvs = append(gvs, gv)
+		}
+	}
+	sort.Slice(gvs, func(i, j int) bool { return gvPath(gvs[i]) < gvPath(gvs[j]) })
+	paths := map[string]interface{}{}
+	for _, gv := range gvs {
+		data, _, err := h.v3(gv)
+		if err != nil {
+			response.WriteError(w, r, err)
+			return
+		}
+		sum := sha512.Sum512(data)
+		paths[gvPath(gv)] = map[string]string{"serverRelativeURL": "/openapi/v3/" + gvPath(gv) + "?hash=" + strings.ToUpper(hex.EncodeToString(sum[:]))}
+	}
+	response.WriteJSON(w, r, http.StatusOK, map[string]interface{}{"paths": paths})
+}
+
+// ServeV3 answers /openapi/v3/<api or apis/group>/<version>.
+func (h *Handler) ServeV3(w http.ResponseWriter, r *http.Request, path string) {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	var gv schema.GroupVersion
+	switch {
+	case len(parts) == 2 && parts[0] == "api":
+		gv = schema.GroupVersion{Version: parts[1]}
+	case len(parts) == 3 && parts[0] == "apis":
+		gv = schema.GroupVersion{Group: parts[1], Version: parts[2]}
+	default:
+		response.WriteError(w, r, response.ErrNotFound())
+		return
+	}
+	data, ok, err := h.v3(gv)
+	switch {
+	case err != nil:
+		response.WriteError(w, r, err)
+	case !ok:
+		response.WriteError(w, r, response.ErrNotFound())
+	default:
+		if r.URL.Query().Get("hash") != "" {
+			w.Header().Set("Cache-Control", "public, immutable")
+		}
+		response.WriteBytes(w, r, http.StatusOK, "application/json", data)
+	}
+}
