@@ -1,0 +1,416 @@
+package cronjob
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	batchinformers "k8s.io/client-go/informers/batch/v1"
+	"k8s.io/client-go/kubernetes"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// ScheduledTimestampAnnotation records on a Job the time it was scheduled for.
+const ScheduledTimestampAnnotation = "batch.kubernetes.io/cronjob-scheduled-timestamp"
+
+// nextTickMargin is added to a requeue for the next tick, so that the
+// controller wakes just after the minute, never just before it.
+const nextTickMargin = 100 * time.Millisecond
+
+// Clock tells the time; tests inject a fake one.
+type Clock interface{ Now() time.Time }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// Controller creates the Jobs of CronJobs.
+type Controller struct {
+	client   kubernetes.Interface
+	cronJobs batchlisters.CronJobLister
+	jobs     batchlisters.JobLister
+	synced   []cache.InformerSynced
+	queue    workqueue.RateLimitingInterface
+	recorder record.EventRecorder
+	clock    Clock
+	// local is the time zone of CronJobs without spec.timeZone.
+	local *time.Location
+}
+
+// New builds a controller over shared informers of CronJobs and Jobs.
+func New(client kubernetes.Interface, cronJobs batchinformers.CronJobInformer, jobs batchinformers.JobInformer, recorder record.EventRecorder, clock Clock) *Controller {
+	if clock == nil {
+		clock = realClock{}
+	}
+	c := &Controller{
+		client:   client,
+		cronJobs: cronJobs.Lister(),
+		jobs:     jobs.Lister(),
+		synced:   []cache.InformerSynced{cronJobs.Informer().HasSynced, jobs.Informer().HasSynced},
+		queue:    workqueue.NewNamedRateLimitingQueue(workqueue.DefaultControllerRateLimiter(), "cronjob"),
+		recorder: recorder,
+		clock:    clock,
+		local:    time.Local,
+	}
+	_, _ = cronJobs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: func(_, obj interface{}) { c.enqueue(obj) },
+		DeleteFunc: c.enqueue,
+	})
+	_, _ = jobs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueOwner,
+		UpdateFunc: func(_, obj interface{}) { c.enqueueOwner(obj) },
+		DeleteFunc: c.enqueueOwner,
+	})
+	return c
+}
+
+func (c *Controller) enqueue(obj interface{}) {
+	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+		c.queue.Add(key)
+	}
+}
+
+// enqueueOwner queues the CronJob that controls a Job.
+func (c *Controller) enqueueOwner(obj interface{}) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	job, ok := obj.(*batchv1.Job)
+	if !ok {
+		return
+	}
+	if ref := metav1.GetControllerOf(job); ref != nil && ref.Kind == "CronJob" && ref.APIVersion == batchv1.SchemeGroupVersion.String() {
+		c.queue.Add(job.Namespace + "/" + ref.Name)
+	}
+}
+
+// Run processes CronJobs with workers goroutines until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	klog.Info("starting cronjob controller")
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return
+	}
+	for i := 0; i < workers; i++ {
+		go wait.UntilWithContext(ctx, c.worker, time.Second)
+	}
+	<-ctx.Done()
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for c.processNext(ctx) {
+	}
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	requeueAfter, err := c.sync(ctx, key.(string))
+	switch {
+	case err != nil:
+		utilruntime.HandleError(fmt.Errorf("syncing cronjob %s: %w", key, err))
+		c.queue.AddRateLimited(key)
+	case requeueAfter != nil:
+		c.queue.Forget(key)
+		c.queue.AddAfter(key, *requeueAfter)
+	default:
+		c.queue.Forget(key)
+	}
+	return true
+}
+
+// sync brings one CronJob up to date and returns when to look at it again.
+func (c *Controller) sync(ctx context.Context, key string) (*time.Duration, error) {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil, err
+	}
+	cached, err := c.cronJobs.CronJobs(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	all, err := c.jobs.Jobs(ns).List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var owned []*batchv1.Job
+	for _, j := range all {
+		if ref := metav1.GetControllerOf(j); ref != nil && ref.UID == cached.UID {
+			owned = append(owned, j)
+		}
+	}
+	cj := cached.DeepCopy()
+	requeue, updateStatus, err := c.syncCronJob(ctx, cj, owned)
+	if err != nil {
+		return nil, err
+	}
+	if c.cleanupFinishedJobs(ctx, cj, owned) {
+		updateStatus = true
+	}
+	if updateStatus {
+		if _, err := c.client.BatchV1().CronJobs(ns).UpdateStatus(ctx, cj, metav1.UpdateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	return requeue, nil
+}
+
+func isFinished(j *batchv1.Job) (bool, batchv1.JobConditionType) {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true, c.Type
+		}
+	}
+	return false, ""
+}
+
+func inActive(cj *batchv1.CronJob, uid types.UID) bool {
+	for _, r := range cj.Status.Active {
+		if r.UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+func removeActive(cj *batchv1.CronJob, uid types.UID) {
+	var kept []corev1.ObjectReference
+	for _, r := range cj.Status.Active {
+		if r.UID != uid {
+			kept = append(kept, r)
+		}
+	}
+	cj.Status.Active = kept
+}
+
+// syncCronJob reconciles cj (a copy it may change) with its Jobs and
+// creates the Job that is due, if any.
+func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job) (*time.Duration, bool, error) {
+	now := c.clock.Now()
+	updateStatus := false
+	children := map[types.UID]bool{}
+	for _, j := range jobs {
+		children[j.UID] = true
+		found := inActive(cj, j.UID)
+		finished, how := isFinished(j)
+		switch {
+		case !found && !finished:
+			c.recorder.Eventf(cj, corev1.EventTypeWarning, "UnexpectedJob", "Saw a job that the controller did not create or forgot: %s", j.Name)
+		case found && finished:
+			removeActive(cj, j.UID)
+			c.recorder.Eventf(cj, corev1.EventTypeNormal, "SawCompletedJob", "Saw completed job: %s, status: %v", j.Name, how)
+			updateStatus = true
+		}
+		if finished && how == batchv1.JobComplete && j.Status.CompletionTime != nil {
+			if last := cj.Status.LastSuccessfulTime; last == nil || j.Status.CompletionTime.After(last.Time) {
+				cj.Status.LastSuccessfulTime = j.Status.CompletionTime
+				updateStatus = true
+			}
+		}
+	}
+	for _, r := range cj.Status.Active {
+		if children[r.UID] {
+			continue
+		}
+		// The lister may lag; ask the server before dropping the reference.
+		if _, err := c.client.BatchV1().Jobs(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			c.recorder.Eventf(cj, corev1.EventTypeNormal, "MissingJob", "Active job went missing: %v", r.Name)
+			removeActive(cj, r.UID)
+			updateStatus = true
+		} else if err != nil {
+			return nil, updateStatus, err
+		}
+	}
+	if cj.DeletionTimestamp != nil {
+		return nil, updateStatus, nil
+	}
+	sched, loc, err := parseSchedule(cj, c.local)
+	if err != nil {
+		reason := "UnparseableSchedule"
+		if cj.Spec.TimeZone != nil {
+			if _, tzErr := time.LoadLocation(*cj.Spec.TimeZone); tzErr != nil {
+				reason = "UnknownTimeZone"
+			}
+		}
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, reason, "%v", err)
+		return nil, updateStatus, nil
+	}
+	requeue := func() *time.Duration {
+		d := nextScheduleTime(now, sched, loc).Sub(now) + nextTickMargin
+		return &d
+	}
+	if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
+		return nil, updateStatus, nil
+	}
+	scheduled, missed := mostRecentScheduleTime(cj, now, sched, loc)
+	if scheduled == nil {
+		return requeue(), updateStatus, nil
+	}
+	if missed > maxMissedTimes {
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, "TooManyMissedTimes", "too many missed start times: %d. Set or decrease .spec.startingDeadlineSeconds or check clock skew", missed)
+	}
+	if d := cj.Spec.StartingDeadlineSeconds; d != nil && scheduled.Add(time.Duration(*d)*time.Second).Before(now) {
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, "MissSchedule", "Missed scheduled time to start a job: %s", scheduled.UTC().Format(time.RFC1123Z))
+		return requeue(), updateStatus, nil
+	}
+	name := jobName(cj, *scheduled)
+	for _, r := range cj.Status.Active {
+		if r.Name == name {
+			return requeue(), updateStatus, nil
+		}
+	}
+	if cj.Spec.ConcurrencyPolicy == batchv1.ForbidConcurrent && len(cj.Status.Active) > 0 {
+		c.recorder.Eventf(cj, corev1.EventTypeNormal, "JobAlreadyActive", "Not starting job because prior execution is running and concurrency policy is Forbid")
+		return requeue(), updateStatus, nil
+	}
+	if cj.Spec.ConcurrencyPolicy == batchv1.ReplaceConcurrent {
+		for _, r := range append([]corev1.ObjectReference(nil), cj.Status.Active...) {
+			if err := c.deleteJob(ctx, cj, r.Namespace, r.Name); err != nil {
+				return nil, updateStatus, err
+			}
+			removeActive(cj, r.UID)
+			updateStatus = true
+		}
+	}
+	job := jobFor(cj, *scheduled, loc, name)
+	created, err := c.client.BatchV1().Jobs(cj.Namespace).Create(ctx, job, metav1.CreateOptions{})
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		// Created by an earlier run of this controller (or another
+		// instance): the name is the schedule time, so it is this run's.
+		existing, getErr := c.client.BatchV1().Jobs(cj.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if getErr != nil {
+			return nil, updateStatus, getErr
+		}
+		if ref := metav1.GetControllerOf(existing); ref == nil || ref.UID != cj.UID {
+			return requeue(), updateStatus, nil
+		}
+		if finished, _ := isFinished(existing); !finished && !inActive(cj, existing.UID) {
+			cj.Status.Active = append(cj.Status.Active, jobRef(existing))
+		}
+		created = existing
+	case err != nil:
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, "FailedCreate", "Error creating job: %v", err)
+		return nil, updateStatus, err
+	default:
+		c.recorder.Eventf(cj, corev1.EventTypeNormal, "SuccessfulCreate", "Created job %v", created.Name)
+		cj.Status.Active = append(cj.Status.Active, jobRef(created))
+	}
+	cj.Status.LastScheduleTime = &metav1.Time{Time: *scheduled}
+	return requeue(), true, nil
+}
+
+func jobRef(j *batchv1.Job) corev1.ObjectReference {
+	return corev1.ObjectReference{
+		Kind: "Job", APIVersion: "batch/v1", Namespace: j.Namespace, Name: j.Name,
+		UID: j.UID, ResourceVersion: j.ResourceVersion,
+	}
+}
+
+// jobFor builds the Job of one scheduled time from the CronJob's template.
+func jobFor(cj *batchv1.CronJob, scheduled time.Time, loc *time.Location, name string) *batchv1.Job {
+	t := cj.Spec.JobTemplate
+	annotations := map[string]string{}
+	for k, v := range t.Annotations {
+		annotations[k] = v
+	}
+	annotations[ScheduledTimestampAnnotation] = scheduled.In(loc).Format(time.RFC3339)
+	labels := map[string]string{}
+	for k, v := range t.Labels {
+		labels[k] = v
+	}
+	yes := true
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Namespace:   cj.Namespace,
+			Labels:      labels,
+			Annotations: annotations,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "batch/v1", Kind: "CronJob", Name: cj.Name, UID: cj.UID,
+				Controller: &yes, BlockOwnerDeletion: &yes,
+			}},
+		},
+		Spec: *t.Spec.DeepCopy(),
+	}
+}
+
+func (c *Controller) deleteJob(ctx context.Context, cj *batchv1.CronJob, ns, name string) error {
+	background := metav1.DeletePropagationBackground
+	err := c.client.BatchV1().Jobs(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &background})
+	if err != nil && !apierrors.IsNotFound(err) {
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, "FailedDelete", "Deleted job: %v", err)
+		return err
+	}
+	c.recorder.Eventf(cj, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted job %v", name)
+	return nil
+}
+
+// cleanupFinishedJobs deletes the oldest finished Jobs beyond the history
+// limits and reports whether the status changed.
+func (c *Controller) cleanupFinishedJobs(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job) bool {
+	if cj.Spec.SuccessfulJobsHistoryLimit == nil && cj.Spec.FailedJobsHistoryLimit == nil {
+		return false
+	}
+	var succeeded, failed []*batchv1.Job
+	for _, j := range jobs {
+		switch finished, how := isFinished(j); {
+		case finished && how == batchv1.JobComplete:
+			succeeded = append(succeeded, j)
+		case finished:
+			failed = append(failed, j)
+		}
+	}
+	changed := false
+	if l := cj.Spec.SuccessfulJobsHistoryLimit; l != nil {
+		changed = c.removeOldest(ctx, cj, succeeded, int(*l)) || changed
+	}
+	if l := cj.Spec.FailedJobsHistoryLimit; l != nil {
+		changed = c.removeOldest(ctx, cj, failed, int(*l)) || changed
+	}
+	return changed
+}
+
+// removeOldest deletes all but the newest limit of jobs, by start time
+// (creation time when a Job never started).
+func (c *Controller) removeOldest(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job, limit int) bool {
+	if len(jobs) <= limit {
+		return false
+	}
+	started := func(j *batchv1.Job) time.Time {
+		if j.Status.StartTime != nil {
+			return j.Status.StartTime.Time
+		}
+		return j.CreationTimestamp.Time
+	}
+	sort.SliceStable(jobs, func(i, k int) bool { return started(jobs[i]).Before(started(jobs[k])) })
+	changed := false
+	for _, j := range jobs[:len(jobs)-limit] {
+		if err := c.deleteJob(ctx, cj, j.Namespace, j.Name); err == nil && inActive(cj, j.UID) {
+			removeActive(cj, j.UID)
+			changed = true
+		}
+	}
+	return changed
+}
