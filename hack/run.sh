@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# Starts the apiserver on an embedded etcd and prints how to reach it with
-# kubectl. Used by `make run`; stops everything on Ctrl-C.
+# Starts the apiserver on an embedded etcd and the controller-manager beside
+# it, and prints how to reach them with kubectl. Used by `make run`; stops
+# everything on Ctrl-C.
 set -euo pipefail
 DATA_DIR=${DATA_DIR:-.cronplane}
 PORT=${PORT:-6443}
+CM_PORT=${CM_PORT:-10257}
 BIN=${BIN:-bin}
 mkdir -p "$DATA_DIR"
-kubeconfig="$(cd "$DATA_DIR" && pwd)/admin.kubeconfig"
-rm -f "$kubeconfig"
+dir="$(cd "$DATA_DIR" && pwd)"
+kubeconfig="$dir/admin.kubeconfig"
+rm -f "$kubeconfig" "$dir/controller-manager.kubeconfig"
 
 "$BIN/apiserver" --data-dir "$DATA_DIR" --secure-port "$PORT" &
 apiserver=$!
-trap 'kill $apiserver 2>/dev/null; wait $apiserver 2>/dev/null' EXIT INT TERM
+pids=$apiserver
+trap 'kill $pids 2>/dev/null; wait $pids 2>/dev/null' EXIT INT TERM
 
 for _ in $(seq 1 300); do
   if [ -s "$kubeconfig" ] && kubectl --kubeconfig "$kubeconfig" get --raw /readyz >/dev/null 2>&1; then
@@ -21,13 +25,16 @@ for _ in $(seq 1 300); do
   sleep 0.2
 done
 
+"$BIN/controller-manager" --kubeconfig "$dir/controller-manager.kubeconfig" --secure-port "$CM_PORT" &
+pids="$pids $!"
+
 cat <<MSG
 
-cronplane is running. In another terminal:
+cronplane is running (apiserver and controller-manager). In another terminal:
 
   export KUBECONFIG=$kubeconfig
-  kubectl create cronjob hello --image=busybox --schedule='*/5 * * * *' -- echo hi
-  kubectl get cronjobs
+  kubectl create cronjob hello --image=busybox --schedule='*/1 * * * *' -- echo hi
+  kubectl get cronjobs,jobs
 
 Press Ctrl-C to stop.
 MSG

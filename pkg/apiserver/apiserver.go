@@ -111,8 +111,11 @@ type Server struct {
 	CAData         []byte
 	AdminToken     string
 	KubeconfigPath string
-	closed         chan struct{}
-	caches         map[string]*watchcache.Cache
+	// ControllerManagerKubeconfigPath holds the controller-manager's own
+	// credentials.
+	ControllerManagerKubeconfigPath string
+	closed                          chan struct{}
+	caches                          map[string]*watchcache.Cache
 	// stopRequests ends long-running requests (watches) on Close.
 	stopRequests context.CancelFunc
 }
@@ -144,6 +147,8 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	}
 	s.AdminToken = randomToken()
 	tokens.Add(s.AdminToken, &authn.User{Name: "cronplane-admin", UID: "cronplane-admin", Groups: []string{"system:masters"}})
+	controllerToken := randomToken()
+	tokens.Add(controllerToken, &authn.User{Name: "system:kube-controller-manager", UID: "system:kube-controller-manager"})
 
 	s.Registry = registry.NewRegistry()
 	if err := s.installResources(); err != nil {
@@ -171,6 +176,12 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	s.KubeconfigPath = filepath.Join(opts.DataDir, "admin.kubeconfig")
 	if err := kubeconfig.Write(s.KubeconfigPath, kubeconfig.Config{
 		Server: s.URL, CAData: s.CAData, Token: s.AdminToken, UserName: "cronplane-admin",
+	}); err != nil {
+		return nil, err
+	}
+	s.ControllerManagerKubeconfigPath = filepath.Join(opts.DataDir, "controller-manager.kubeconfig")
+	if err := kubeconfig.Write(s.ControllerManagerKubeconfigPath, kubeconfig.Config{
+		Server: s.URL, CAData: s.CAData, Token: controllerToken, UserName: "system:kube-controller-manager",
 	}); err != nil {
 		return nil, err
 	}

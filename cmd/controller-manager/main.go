@@ -1,0 +1,49 @@
+// Command controller-manager runs the controllers against an apiserver.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	"github.com/cronplane/cronplane/pkg/controllermanager"
+)
+
+func main() {
+	if err := newCommand().Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+
+func newCommand() *cobra.Command {
+	opts := controllermanager.DefaultOptions()
+	cmd := &cobra.Command{
+		Use:          "controller-manager",
+		Short:        "Run the CronJob controller against an apiserver",
+		SilenceUsage: true,
+		Args:         cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			defer klog.Flush()
+			return controllermanager.Run(ctx, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Kubeconfig, "kubeconfig", opts.Kubeconfig, "kubeconfig of the apiserver to run against")
+	f.StringSliceVar(&opts.Controllers, "controllers", opts.Controllers, "controllers to run: '*' for all (cronjob), 'name' to add one, '-name' to leave one out")
+	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "elect a leader among several instances through a Lease before running controllers")
+	f.DurationVar(&opts.LeaseDuration, "leader-elect-lease-duration", opts.LeaseDuration, "how long non-leaders wait before taking over an unrenewed lease")
+	f.DurationVar(&opts.RenewDeadline, "leader-elect-renew-deadline", opts.RenewDeadline, "how long the leader tries to renew before giving up")
+	f.DurationVar(&opts.RetryPeriod, "leader-elect-retry-period", opts.RetryPeriod, "how long clients wait between tries of acquiring or renewing")
+	f.StringVar(&opts.LeaseNamespace, "leader-elect-resource-namespace", opts.LeaseNamespace, "namespace of the leader-election Lease")
+	f.StringVar(&opts.LeaseName, "leader-elect-resource-name", opts.LeaseName, "name of the leader-election Lease")
+	f.IntVar(&opts.ConcurrentCronJobSyncs, "concurrent-cronjob-syncs", opts.ConcurrentCronJobSyncs, "CronJobs synced at once")
+	f.StringVar(&opts.BindAddress, "bind-address", opts.BindAddress, "address of /healthz and /metrics")
+	f.IntVar(&opts.SecurePort, "secure-port", opts.SecurePort, "HTTPS port of /healthz and /metrics (0 picks a free one)")
+	return cmd
+}

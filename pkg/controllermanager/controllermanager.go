@@ -1,0 +1,276 @@
+// Package controllermanager runs the controllers against an apiserver,
+// through its HTTP API only: it reads discovery to decide which
+// controllers can run, elects a leader among several instances through a
+// coordination.k8s.io Lease, starts shared informers and the controllers
+// on the leader, and serves /healthz and /metrics.
+package controllermanager
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/cronplane/cronplane/pkg/certs"
+	"github.com/cronplane/cronplane/pkg/cronjob"
+)
+
+// Options are the controller-manager's settings; cmd/controller-manager
+// binds them to flags.
+type Options struct {
+	Kubeconfig string
+	// Controllers lists controllers to run: "*" for all, "name" to add
+	// one, "-name" to leave one out.
+	Controllers            []string
+	LeaderElect            bool
+	LeaseDuration          time.Duration
+	RenewDeadline          time.Duration
+	RetryPeriod            time.Duration
+	LeaseNamespace         string
+	LeaseName              string
+	ConcurrentCronJobSyncs int
+	BindAddress            string
+	// SecurePort serves /healthz and /metrics over HTTPS; 0 picks a free
+	// port, -1 serves nothing.
+	SecurePort int
+	// Clock overrides the cronjob controller's clock (tests).
+	Clock cronjob.Clock
+	// Identity names this instance in the Lease; empty means hostname_uuid.
+	Identity string
+}
+
+// DefaultOptions are kube's defaults.
+func DefaultOptions() Options {
+	return Options{
+		Controllers:            []string{"*"},
+		LeaderElect:            true,
+		LeaseDuration:          15 * time.Second,
+		RenewDeadline:          10 * time.Second,
+		RetryPeriod:            2 * time.Second,
+		LeaseNamespace:         "kube-system",
+		LeaseName:              "kube-controller-manager",
+		ConcurrentCronJobSyncs: 5,
+		BindAddress:            "127.0.0.1",
+		SecurePort:             10257,
+	}
+}
+
+// Known controllers and the resources each needs served.
+var known = map[string][]string{
+	"cronjob": {"batch/v1/cronjobs", "batch/v1/jobs"},
+}
+
+// enabled resolves --controllers.
+func enabled(list []string) (map[string]bool, error) {
+	on := map[string]bool{}
+	for _, c := range list {
+		switch {
+		case c == "*":
+			for name := range known {
+				if !contains(list, "-"+name) {
+					on[name] = true
+				}
+			}
+		case strings.HasPrefix(c, "-"):
+			if _, ok := known[c[1:]]; !ok {
+				return nil, fmt.Errorf("unknown controller %q", c[1:])
+			}
+			delete(on, c[1:])
+		default:
+			if _, ok := known[c]; !ok {
+				return nil, fmt.Errorf("unknown controller %q", c)
+			}
+			on[c] = true
+		}
+	}
+	return on, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Run runs until ctx ends or leadership is lost.
+func Run(ctx context.Context, opts Options) error {
+	on, err := enabled(opts.Controllers)
+	if err != nil {
+		return err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig %q: %w", opts.Kubeconfig, err)
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	cfg.UserAgent = "cronplane-controller-manager"
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for name := range on {
+		if missing := unserved(client, known[name]); missing != "" {
+			klog.Infof("controller %q is disabled: the apiserver does not serve %s", name, missing)
+			delete(on, name)
+		}
+	}
+	if opts.SecurePort >= 0 {
+		if err := serveHealth(ctx, opts); err != nil {
+			return err
+		}
+	}
+	start := func(ctx context.Context) { runControllers(ctx, client, on, opts) }
+	if !opts.LeaderElect {
+		start(ctx)
+		return nil
+	}
+	return elect(ctx, cfg, opts, start)
+}
+
+// unserved returns the first of the resources (group/version/resource)
+// discovery does not list, or "".
+func unserved(client kubernetes.Interface, resources []string) string {
+	for _, gvr := range resources {
+		i := strings.LastIndex(gvr, "/")
+		list, err := client.Discovery().ServerResourcesForGroupVersion(gvr[:i])
+		if err != nil {
+			return gvr
+		}
+		found := false
+		for _, r := range list.APIResources {
+			if r.Name == gvr[i+1:] {
+				found = true
+			}
+		}
+		if !found {
+			return gvr
+		}
+	}
+	return ""
+}
+
+func runControllers(ctx context.Context, client kubernetes.Interface, on map[string]bool, opts Options) {
+	factory := informers.NewSharedInformerFactory(client, 0)
+	broadcaster := record.NewBroadcaster()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	var runs []func()
+	if on["cronjob"] {
+		recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "cronjob-controller"})
+		c := cronjob.New(client, factory.Batch().V1().CronJobs(), factory.Batch().V1().Jobs(), recorder, opts.Clock)
+		runs = append(runs, func() { c.Run(ctx, opts.ConcurrentCronJobSyncs) })
+		klog.Info("started controller cronjob")
+	}
+	factory.Start(ctx.Done())
+	for _, r := range runs {
+		go r()
+	}
+	<-ctx.Done()
+	factory.Shutdown()
+}
+
+// elect runs start while this instance holds the Lease.
+func elect(ctx context.Context, cfg *rest.Config, opts Options, start func(context.Context)) error {
+	id := opts.Identity
+	if id == "" {
+		host, _ := os.Hostname()
+		id = host + "_" + uuid.NewString()
+	}
+	lock, err := resourcelock.NewFromKubeconfig(resourcelock.LeasesResourceLock, opts.LeaseNamespace, opts.LeaseName,
+		resourcelock.ResourceLockConfig{Identity: id}, cfg, opts.RenewDeadline)
+	if err != nil {
+		return err
+	}
+	lost := make(chan struct{})
+	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   opts.LeaseDuration,
+		RenewDeadline:   opts.RenewDeadline,
+		RetryPeriod:     opts.RetryPeriod,
+		ReleaseOnCancel: true,
+		Name:            opts.LeaseName,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: start,
+			OnStoppedLeading: func() {
+				klog.Infof("%s: leader election lost", id)
+				close(lost)
+			},
+			OnNewLeader: func(identity string) {
+				if identity != id {
+					klog.Infof("new leader elected: %s", identity)
+				}
+			},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	le.Run(ctx)
+	select {
+	case <-lost:
+		if ctx.Err() == nil {
+			return errors.New("leader election lost")
+		}
+	default:
+	}
+	return nil
+}
+
+func serveHealth(ctx context.Context, opts Options) error {
+	dir, err := os.MkdirTemp("", "cronplane-controller-manager-")
+	if err != nil {
+		return err
+	}
+	files, err := certs.EnsureServing(dir, []string{opts.BindAddress})
+	if err != nil {
+		return err
+	}
+	cert, err := tls.LoadX509KeyPair(files.CertFile, files.KeyFile)
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	ln, err := tls.Listen("tcp", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.SecurePort)), &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+		os.RemoveAll(dir)
+	}()
+	klog.Infof("serving /healthz and /metrics on https://%s", ln.Addr())
+	return nil
+}
+

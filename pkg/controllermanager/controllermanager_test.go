@@ -1,0 +1,179 @@
+package controllermanager_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
+	"github.com/cronplane/cronplane/pkg/controllermanager"
+	"github.com/cronplane/cronplane/pkg/cronjob"
+)
+
+var srv *apiservertest.Server
+
+func TestMain(m *testing.M) {
+	var err error
+	if srv, err = apiservertest.New(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	srv.Stop()
+	os.Exit(code)
+}
+
+// aheadClock runs a minute and a bit ahead, so that a CronJob created now
+// on "* * * * *" is due at once.
+type aheadClock struct{}
+
+func (aheadClock) Now() time.Time { return time.Now().Add(61 * time.Second) }
+
+func start(t *testing.T, id string, leaderElect bool) context.CancelFunc {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	opts := controllermanager.DefaultOptions()
+	opts.Kubeconfig = srv.ControllerManagerKubeconfigPath
+	opts.SecurePort = 0
+	opts.LeaderElect = leaderElect
+	opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = 3*time.Second, 2*time.Second, 500*time.Millisecond
+	opts.Identity = id
+	opts.Clock = aheadClock{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := controllermanager.Run(ctx, opts); err != nil {
+			t.Logf("controller-manager %s: %v", id, err)
+		}
+	}()
+	stop := func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func newNamespace(t *testing.T, name string) {
+	t.Helper()
+	if _, err := srv.Client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func createCronJob(t *testing.T, ns, name string) *batchv1.CronJob {
+	t.Helper()
+	cj := &batchv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: batchv1.CronJobSpec{
+			Schedule: "* * * * *",
+			JobTemplate: batchv1.JobTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"from": name}},
+				Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}},
+				}}},
+			},
+		},
+	}
+	out, err := srv.Client.BatchV1().CronJobs(ns).Create(context.Background(), cj, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func waitFor(t *testing.T, what string, cond func() (bool, error)) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) { return cond() })
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+func jobsOf(t *testing.T, ns string) []batchv1.Job {
+	t.Helper()
+	list, err := srv.Client.BatchV1().Jobs(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+func TestCronJobController_CreatesJobAndTracksItsCompletion(t *testing.T) {
+	ns := "cronjob-e2e"
+	newNamespace(t, ns)
+	start(t, "solo", false)
+	cj := createCronJob(t, ns, "tick")
+	waitFor(t, "a Job", func() (bool, error) { return len(jobsOf(t, ns)) == 1, nil })
+	job := jobsOf(t, ns)[0]
+	if !strings.HasPrefix(job.Name, "tick-") || job.Labels["from"] != "tick" || job.Annotations[cronjob.ScheduledTimestampAnnotation] == "" {
+		t.Fatalf("job %+v", job.ObjectMeta)
+	}
+	if ref := metav1.GetControllerOf(&job); ref == nil || ref.UID != cj.UID || !*ref.BlockOwnerDeletion {
+		t.Fatalf("owner %+v", job.OwnerReferences)
+	}
+	waitFor(t, "status.active", func() (bool, error) {
+		got, err := srv.Client.BatchV1().CronJobs(ns).Get(context.Background(), "tick", metav1.GetOptions{})
+		return err == nil && len(got.Status.Active) == 1 && got.Status.LastScheduleTime != nil, err
+	})
+	waitFor(t, "a SuccessfulCreate event", func() (bool, error) {
+		evs, err := srv.Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "reason=SuccessfulCreate"})
+		return err == nil && len(evs.Items) > 0, err
+	})
+
+	now := metav1.Now()
+	job.Status.StartTime, job.Status.CompletionTime = &now, &now
+	job.Status.Succeeded = 1
+	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	if _, err := srv.Client.BatchV1().Jobs(ns).UpdateStatus(context.Background(), &job, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the completed Job to leave status.active", func() (bool, error) {
+		got, err := srv.Client.BatchV1().CronJobs(ns).Get(context.Background(), "tick", metav1.GetOptions{})
+		return err == nil && len(got.Status.Active) == 0 && got.Status.LastSuccessfulTime != nil, err
+	})
+}
+
+func TestLeaderElection_OnlyTheLeaderRunsAndTheOtherTakesOver(t *testing.T) {
+	ns := "leader-e2e"
+	newNamespace(t, ns)
+	stopA := start(t, "cm-a", true)
+	waitFor(t, "cm-a to lead", func() (bool, error) {
+		l, err := srv.Client.CoordinationV1().Leases("kube-system").Get(context.Background(), "kube-controller-manager", metav1.GetOptions{})
+		return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity == "cm-a", nil
+	})
+	start(t, "cm-b", true)
+	createCronJob(t, ns, "first")
+	waitFor(t, "the leader's Job", func() (bool, error) { return len(jobsOf(t, ns)) == 1, nil })
+
+	stopA()
+	begin := time.Now()
+	waitFor(t, "cm-b to take over", func() (bool, error) {
+		l, err := srv.Client.CoordinationV1().Leases("kube-system").Get(context.Background(), "kube-controller-manager", metav1.GetOptions{})
+		return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity == "cm-b", nil
+	})
+	if took := time.Since(begin); took > 3*time.Second+2*time.Second {
+		t.Fatalf("takeover took %s, longer than the lease duration", took)
+	}
+	createCronJob(t, ns, "second")
+	waitFor(t, "the new leader's Job", func() (bool, error) { return len(jobsOf(t, ns)) == 2, nil })
+	seen := map[string]bool{}
+	for _, j := range jobsOf(t, ns) {
+		key := j.Annotations[cronjob.ScheduledTimestampAnnotation] + "/" + metav1.GetControllerOf(&j).Name
+		if seen[key] {
+			t.Fatalf("two Jobs for %s", key)
+		}
+		seen[key] = true
+	}
+}
