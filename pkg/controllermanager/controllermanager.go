@@ -273,4 +273,3 @@ func serveHealth(ctx context.Context, opts Options) error {
 	klog.Infof("serving /healthz and /metrics on https://%s", ln.Addr())
 	return nil
 }
-
