@@ -40,6 +40,8 @@ var (
 	updateRate   = flag.Int("update-rate", 100, "updates per second")
 	rounds       = flag.Int("rounds", 15, "repetitions of each list measurement")
 	gzipLists    = flag.Bool("gzip", false, "let the client accept gzip (the server compresses responses over 128 KiB)")
+	cronJobs     = flag.Int("cronjobs", 1000, "CronJobs on */1 for the controller-manager benchmark (0 skips it)")
+	cmBin        = flag.String("controller-manager", "bin/controller-manager", "controller-manager binary")
 	pad          = flag.Int("pad", 900, "characters of annotation in each CronJob (900 makes the 5,000 a 13 MB JSON list)")
 )
 
@@ -80,6 +82,65 @@ func main() {
 	report("RSS with the 5,000 objects cached, after lists, gets, watches", mib(b.rss()), "target <= 200 MiB")
 	b.writes()
 	report("RSS after the write benchmark (10,000 more writes)", mib(b.rss()), "")
+	if *cronJobs > 0 {
+		b.controllerManager(dir)
+	}
+}
+
+// controllerManager starts bin/controller-manager, creates CronJobs on
+// */1 and measures, over a watch, how long after the minute each Job
+// appears, and the controller-manager's RSS.
+func (b *bench) controllerManager(dir string) {
+	const ns = "cronbench"
+	b.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"`+ns+`"}}`, 201)
+	cmd := exec.Command(*cmBin, "--kubeconfig", filepath.Join(dir, "controller-manager.kubeconfig"), "--secure-port", "0", "--leader-elect=false")
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	check(cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	parallel(*clients, *cronJobs, func(i int) {
+		body := fmt.Sprintf(`{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"tick-%04d"},"spec":{"schedule":"*/1 * * * *","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}}}`, i)
+		b.do("POST", "/apis/batch/v1/namespaces/"+ns+"/cronjobs", body, 201)
+	})
+	list := b.do("GET", "/apis/batch/v1/namespaces/"+ns+"/jobs", "", 200)
+	var l struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	check(json.Unmarshal(list, &l))
+	// The first full minute after every CronJob exists.
+	minute := time.Now().Truncate(time.Minute).Add(time.Minute)
+	ctx, cancel := context.WithDeadline(context.Background(), minute.Add(50*time.Second))
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", b.url+"/apis/batch/v1/namespaces/"+ns+"/jobs?watch=1&resourceVersion="+l.Metadata.ResourceVersion, nil)
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	resp, err := b.client.Do(req)
+	check(err)
+	defer resp.Body.Close()
+	var delays []time.Duration
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<22)
+	for sc.Scan() && len(delays) < *cronJobs {
+		var e struct {
+			Type   string `json:"type"`
+			Object struct {
+				Metadata struct {
+					Annotations map[string]string `json:"annotations"`
+				} `json:"metadata"`
+			} `json:"object"`
+		}
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Type != "ADDED" {
+			continue
+		}
+		scheduled, err := time.Parse(time.RFC3339, e.Object.Metadata.Annotations["batch.kubernetes.io/cronjob-scheduled-timestamp"])
+		if err != nil || !scheduled.Equal(minute) {
+			continue
+		}
+		delays = append(delays, time.Since(scheduled))
+	}
+	report(fmt.Sprintf("Jobs of %d CronJobs on */1 created after the minute", *cronJobs),
+		fmt.Sprintf("%d Jobs, p50 %s p99 %s", len(delays), pct(delays, 50), pct(delays, 99)), "target p99 <= 5s, all created")
+	report("controller-manager RSS", mib(rssOf(cmd.Process.Pid)), "target <= 100 MiB")
 }
 
 func (b *bench) waitReady(kubeconfig string, start time.Time) {
@@ -407,8 +468,10 @@ func (b *bench) watch() {
 		fmt.Sprintf("p50 %s p99 %s, lost %d", pct(delays, 50), pct(delays, 99), lost), "target p99 <= 50ms, none lost")
 }
 
-func (b *bench) rss() int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", b.pid))
+func (b *bench) rss() int64 { return rssOf(b.pid) }
+
+func rssOf(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	check(err)
 	for _, line := range strings.Split(string(data), "\n") {
 		if strings.HasPrefix(line, "VmRSS:") {
