@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -35,6 +36,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/certs"
 	"github.com/cronplane/cronplane/pkg/cronjob"
+	"github.com/cronplane/cronplane/pkg/namespace"
 )
 
 // Options are the controller-manager's settings; cmd/controller-manager
@@ -79,7 +81,8 @@ func DefaultOptions() Options {
 
 // Known controllers and the resources each needs served.
 var known = map[string][]string{
-	"cronjob": {"batch/v1/cronjobs", "batch/v1/jobs"},
+	"cronjob":   {"batch/v1/cronjobs", "batch/v1/jobs"},
+	"namespace": {"v1/namespaces"},
 }
 
 // enabled resolves --controllers.
@@ -133,6 +136,10 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
 	for name := range on {
 		if missing := unserved(client, known[name]); missing != "" {
 			klog.Infof("controller %q is disabled: the apiserver does not serve %s", name, missing)
@@ -144,7 +151,7 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
-	start := func(ctx context.Context) { runControllers(ctx, client, on, opts) }
+	start := func(ctx context.Context) { runControllers(ctx, client, dyn, on, opts) }
 	if !opts.LeaderElect {
 		start(ctx)
 		return nil
@@ -174,7 +181,7 @@ func unserved(client kubernetes.Interface, resources []string) string {
 	return ""
 }
 
-func runControllers(ctx context.Context, client kubernetes.Interface, on map[string]bool, opts Options) {
+func runControllers(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, on map[string]bool, opts Options) {
 	factory := informers.NewSharedInformerFactory(client, 0)
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
@@ -185,6 +192,11 @@ func runControllers(ctx context.Context, client kubernetes.Interface, on map[str
 		c := cronjob.New(client, factory.Batch().V1().CronJobs(), factory.Batch().V1().Jobs(), recorder, opts.Clock)
 		runs = append(runs, func() { c.Run(ctx, opts.ConcurrentCronJobSyncs) })
 		klog.Info("started controller cronjob")
+	}
+	if on["namespace"] {
+		c := namespace.New(client, dyn, factory.Core().V1().Namespaces())
+		runs = append(runs, func() { c.Run(ctx, 2) })
+		klog.Info("started controller namespace")
 	}
 	factory.Start(ctx.Done())
 	for _, r := range runs {

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -175,5 +177,26 @@ func TestLeaderElection_OnlyTheLeaderRunsAndTheOtherTakesOver(t *testing.T) {
 			t.Fatalf("two Jobs for %s", key)
 		}
 		seen[key] = true
+	}
+}
+
+func TestNamespaceController_EmptiesAndRemovesATerminatingNamespace(t *testing.T) {
+	ns := "doomed"
+	newNamespace(t, ns)
+	start(t, "ns-solo", false)
+	createCronJob(t, ns, "victim")
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "l"}}
+	if _, err := srv.Client.CoordinationV1().Leases(ns).Create(context.Background(), lease, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the namespace to go", func() (bool, error) {
+		_, err := srv.Client.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if cjs, _ := srv.Client.BatchV1().CronJobs(ns).List(context.Background(), metav1.ListOptions{}); len(cjs.Items) != 0 {
+		t.Fatalf("%d CronJobs left", len(cjs.Items))
 	}
 }
