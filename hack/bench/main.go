@@ -40,6 +40,7 @@ var (
 	updateRate   = flag.Int("update-rate", 100, "updates per second")
 	rounds       = flag.Int("rounds", 15, "repetitions of each list measurement")
 	gzipLists    = flag.Bool("gzip", false, "let the client accept gzip (the server compresses responses over 128 KiB)")
+	apiBench     = flag.Bool("apiserver-bench", true, "run the apiserver measurements (false: only the controller-manager one)")
 	cronJobs     = flag.Int("cronjobs", 1000, "CronJobs on */1 for the controller-manager benchmark (0 skips it)")
 	cmBin        = flag.String("controller-manager", "bin/controller-manager", "controller-manager binary")
 	pad          = flag.Int("pad", 900, "characters of annotation in each CronJob (900 makes the 5,000 a 13 MB JSON list)")
@@ -74,6 +75,10 @@ func main() {
 	report("start to ready", ready.Round(time.Millisecond).String(), "")
 	report("idle RSS (apiserver + embedded etcd)", mib(b.rss()), "")
 
+	if !*apiBench {
+		b.controllerManager(dir)
+		return
+	}
 	b.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"`+namespace+`"}}`, 201)
 	b.create()
 	b.lists()

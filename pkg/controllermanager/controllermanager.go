@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -61,6 +62,9 @@ type Options struct {
 	Clock cronjob.Clock
 	// Identity names this instance in the Lease; empty means hostname_uuid.
 	Identity string
+	// APIQPS and APIBurst bound the requests to the apiserver.
+	APIQPS   int
+	APIBurst int
 }
 
 // DefaultOptions are kube's defaults.
@@ -76,6 +80,8 @@ func DefaultOptions() Options {
 		ConcurrentCronJobSyncs: 5,
 		BindAddress:            "127.0.0.1",
 		SecurePort:             10257,
+		APIQPS:                 1000,
+		APIBurst:               2000,
 	}
 }
 
@@ -130,7 +136,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig %q: %w", opts.Kubeconfig, err)
 	}
-	cfg.QPS, cfg.Burst = 200, 400
+	cfg.QPS, cfg.Burst = float32(opts.APIQPS), opts.APIBurst
 	cfg.UserAgent = "cronplane-controller-manager"
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -182,7 +188,9 @@ func unserved(client kubernetes.Interface, resources []string) string {
 }
 
 func runControllers(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, on map[string]bool, opts Options) {
-	factory := informers.NewSharedInformerFactory(client, 0)
+	// The controllers never read managedFields; not caching them saves
+	// memory.
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(stripManagedFields))
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
@@ -204,6 +212,14 @@ func runControllers(ctx context.Context, client kubernetes.Interface, dyn dynami
 	}
 	<-ctx.Done()
 	factory.Shutdown()
+}
+
+// stripManagedFields drops metadata.managedFields from cached objects.
+func stripManagedFields(obj interface{}) (interface{}, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
 }
 
 // elect runs start while this instance holds the Lease.

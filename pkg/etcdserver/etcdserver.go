@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -101,4 +102,21 @@ func (s *Server) Close() error {
 		s.etcd.Close()
 	})
 	return nil
+}
+
+// StartTemp starts an etcd in a new temporary directory, for tests; stop
+// closes it and removes the directory.
+func StartTemp(ctx context.Context) (s *Server, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "cronplane-etcd-")
+	if err != nil {
+		return nil, nil, err
+	}
+	if s, err = Start(ctx, Config{DataDir: dir}); err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return s, func() {
+		s.Close()
+		os.RemoveAll(dir)
+	}, nil
 }

@@ -20,19 +20,14 @@ import (
 var etcd *etcdserver.Server
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "watchcache-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	etcd, err = etcdserver.Start(context.Background(), etcdserver.Config{DataDir: dir})
-	if err != nil {
+	var stop func()
+	var err error
+	if etcd, stop, err = etcdserver.StartTemp(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
-	etcd.Close()
-	os.RemoveAll(dir)
+	stop()
 	os.Exit(code)
 }
 
