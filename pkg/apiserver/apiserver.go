@@ -300,7 +300,7 @@ func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 	store, _ := s.Registry.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
 	for _, name := range append(append([]string(nil), admission.ImmortalNamespaces...), corev1.NamespaceNodeLease) {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		if _, err := store.Create(ctx, "", ns, registry.WriteOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		if _, err := store.Create(ctx, "", ns, registry.WriteOptions{FieldManager: "kube-apiserver"}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating namespace %s: %w", name, err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -90,6 +91,8 @@ func (m *Manager) updater(subresource string) *merge.Updater {
 }
 
 // toTyped converts an object, without its managedFields, to a typed value.
+// It goes through the unstructured form, which leaves out empty optional
+// fields (such as a null creationTimestamp) as kube does.
 func (m *Manager) toTyped(obj runtime.Object) (*typed.TypedValue, error) {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
@@ -206,11 +209,11 @@ func (m *Manager) Update(live, obj runtime.Object, manager, subresource string, 
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
+	key := entryID{manager, metav1.ManagedFieldsOperationUpdate, m.apiVersion, subresource}.key()
 	liveTyped, newTyped, err := m.pair(live, obj)
 	if err != nil {
 		return err
 	}
-	key := entryID{manager, metav1.ManagedFieldsOperationUpdate, m.apiVersion, subresource}.key()
 	_, fields, err := m.updater(subresource).Update(liveTyped, newTyped, fieldpath.APIVersion(m.apiVersion), mf.fields, key)
 	if err != nil {
 		return apierrors.NewInternalError(err)
@@ -224,7 +227,9 @@ func (m *Manager) pair(live, obj runtime.Object) (*typed.TypedValue, *typed.Type
 		return nil, nil, apierrors.NewBadRequest(err.Error())
 	}
 	if live == nil {
-		return newTyped.Empty(), newTyped, nil
+		// As kube does, a new object is compared with an empty one of its
+		// type, so that fields set only by the type itself are not owned.
+		live = reflect.New(reflect.TypeOf(obj).Elem()).Interface().(runtime.Object)
 	}
 	liveTyped, err := m.toTyped(live)
 	if err != nil {

@@ -436,7 +436,7 @@ func (s *Store) validateMeta(obj runtime.Object) field.ErrorList {
 
 // beforeCreate fills the system fields of a new object, defaults and
 // validates it.
-func (s *Store) beforeCreate(ctx context.Context, namespace string, obj runtime.Object, strategy Strategy, dryRun bool) error {
+func (s *Store) beforeCreate(ctx context.Context, namespace string, obj runtime.Object, subresource string, strategy Strategy, opts WriteOptions) error {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
@@ -459,11 +459,15 @@ func (s *Store) beforeCreate(ctx context.Context, namespace string, obj runtime.
 	strategy.PrepareForCreate(obj)
 	strategy.Default(obj)
 	obj.GetObjectKind().SetGroupVersionKind(s.Resource.GroupVersionKind)
+	// Ownership covers the defaulted object, as kube's does.
+	if err := s.trackFields(nil, obj, subresource, opts); err != nil {
+		return err
+	}
 	errs := append(s.validateMeta(obj), strategy.Validate(obj)...)
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(s.Resource.GroupVersionKind.GroupKind(), m.GetName(), errs)
 	}
-	return s.admit(ctx, admission.Create, "", obj, nil, dryRun)
+	return s.admit(ctx, admission.Create, "", obj, nil, opts.DryRun)
 }
 
 func (s *Store) admit(ctx context.Context, op admission.Operation, subresource string, obj, old runtime.Object, dryRun bool) error {
@@ -501,10 +505,7 @@ func generateName(base string) string {
 
 // Create stores a new object.
 func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
-	if err := s.trackFields(nil, obj, "", opts); err != nil {
-		return nil, err
-	}
-	if err := s.beforeCreate(ctx, namespace, obj, s.Resource.Strategy, opts.DryRun); err != nil {
+	if err := s.beforeCreate(ctx, namespace, obj, "", s.Resource.Strategy, opts); err != nil {
 		return nil, err
 	}
 	m, _ := meta.Accessor(obj)
@@ -580,19 +581,13 @@ func (s *Store) Update(ctx context.Context, namespace, name, subresource string,
 			if subresource != "" || !(strategy.AllowCreateOnUpdate() || opts.Applied) {
 				return nil, apierrors.NewNotFound(s.Resource.GroupResource(), name)
 			}
-			if err := s.trackFields(nil, obj, subresource, opts); err != nil {
-				return nil, err
-			}
-			if err := s.beforeCreate(ctx, namespace, obj, strategy, opts.DryRun); err != nil {
+			if err := s.beforeCreate(ctx, namespace, obj, subresource, strategy, opts); err != nil {
 				return nil, err
 			}
 			created, result = true, obj
 			return s.toStorage(obj)
 		}
-		if err := s.trackFields(current, obj, subresource, opts); err != nil {
-			return nil, err
-		}
-		if err := s.beforeUpdate(ctx, namespace, subresource, obj, current, strategy, opts.DryRun); err != nil {
+		if err := s.beforeUpdate(ctx, namespace, subresource, obj, current, strategy, opts); err != nil {
 			return nil, err
 		}
 		if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !s.keepOnDelete(obj) {
@@ -633,7 +628,7 @@ func (s *Store) Update(ctx context.Context, namespace, name, subresource string,
 
 // beforeUpdate carries over what the client may not change, defaults and
 // validates the new object against the current one.
-func (s *Store) beforeUpdate(ctx context.Context, namespace, subresource string, obj, old runtime.Object, strategy Strategy, dryRun bool) error {
+func (s *Store) beforeUpdate(ctx context.Context, namespace, subresource string, obj, old runtime.Object, strategy Strategy, opts WriteOptions) error {
 	m, _ := meta.Accessor(obj)
 	om, _ := meta.Accessor(old)
 	if rv := m.GetResourceVersion(); rv != "" && rv != om.GetResourceVersion() {
@@ -659,13 +654,16 @@ func (s *Store) beforeUpdate(ctx context.Context, namespace, subresource string,
 	m.SetSelfLink("")
 	strategy.Default(obj)
 	obj.GetObjectKind().SetGroupVersionKind(s.Resource.GroupVersionKind)
+	if err := s.trackFields(old, obj, subresource, opts); err != nil {
+		return err
+	}
 	errs := apivalidation.ValidateObjectMetaAccessorUpdate(m, om, field.NewPath("metadata"))
 	errs = append(errs, s.validateMeta(obj)...)
 	errs = append(errs, strategy.ValidateUpdate(obj, old)...)
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(s.Resource.GroupVersionKind.GroupKind(), m.GetName(), errs)
 	}
-	return s.admit(ctx, admission.Update, subresource, obj, old, dryRun)
+	return s.admit(ctx, admission.Update, subresource, obj, old, opts.DryRun)
 }
 
 func (s *Store) keepOnDelete(obj runtime.Object) bool {
