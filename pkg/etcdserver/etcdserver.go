@@ -59,6 +59,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	// Frequent progress notifications let watch caches answer consistent
 	// reads without waiting long.
 	ec.ExperimentalWatchProgressNotifyInterval = 5 * time.Second
+	// A single member has no follower to catch up: keep the raft log it
+	// holds in memory short.
+	ec.SnapshotCount = 10000
+	ec.SnapshotCatchUpEntries = 500
 	e, err := embed.StartEtcd(ec)
 	if err != nil {
 		return nil, fmt.Errorf("starting embedded etcd: %w", err)
