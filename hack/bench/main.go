@@ -238,12 +238,13 @@ func (b *bench) doType(method, path, body, contentType string, want int) []byte 
 	return data
 }
 
-// cronJob is about 2.6 KB of JSON once defaulted and given managedFields,
+// cronJob is about 2.6 KB of JSON once defaulted and given managedFields
+// (suspended, so that the controller-manager benchmark is not disturbed by it),
 // so that the 5,000 make a list of about 13 MB, the size kube-apiserver
 // serves for the same load.
 func cronJob(i int) string {
 	return fmt.Sprintf(`{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"cj-%05d","labels":{"app":"bench","shard":"s%d"},"annotations":{"description":"%s"}},
-"spec":{"schedule":"*/5 * * * *","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"OnFailure",
+"spec":{"schedule":"*/5 * * * *","suspend":true,"jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"OnFailure",
 "containers":[{"name":"main","image":"busybox:1.36","command":["sh","-c","echo hello from the benchmark"],"env":[{"name":"A","value":"1"},{"name":"B","value":"2"}]}]}}}}}}`,
 		i, i%10, strings.Repeat("x", *pad))
 }

@@ -25,6 +25,9 @@ type Manager struct {
 	// updaters per subresource ("" is the main resource); each ignores the
 	// fields its endpoint may not change.
 	updaters map[string]*merge.Updater
+	// empty is the typed value of an empty object, the live state a new
+	// object is compared with.
+	empty *typed.TypedValue
 }
 
 // stripped are never owned: the server sets them.
@@ -52,6 +55,9 @@ func NewManager(obj runtime.Object, apiVersion string, reset map[string][]string
 		return nil, err
 	}
 	m := &Manager{pt: pt, apiVersion: apiVersion, updaters: map[string]*merge.Updater{}}
+	if m.empty, err = m.toTyped(reflect.New(reflect.TypeOf(obj).Elem()).Interface().(runtime.Object)); err != nil {
+		return nil, err
+	}
 	if _, ok := reset[""]; !ok {
 		reset = mergeReset(reset, "", nil)
 	}
@@ -229,7 +235,7 @@ func (m *Manager) pair(live, obj runtime.Object) (*typed.TypedValue, *typed.Type
 	if live == nil {
 		// As kube does, a new object is compared with an empty one of its
 		// type, so that fields set only by the type itself are not owned.
-		live = reflect.New(reflect.TypeOf(obj).Elem()).Interface().(runtime.Object)
+		return m.empty, newTyped, nil
 	}
 	liveTyped, err := m.toTyped(live)
 	if err != nil {
