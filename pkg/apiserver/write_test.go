@@ -105,3 +105,21 @@ func TestDryRun_StoresNothingAndFiresNoEvent(t *testing.T) {
 		t.Fatalf("dryRun=Bogus on delete: %d", resp.StatusCode)
 	}
 }
+
+func TestFieldValidation_DuplicateKeysInYAMLBodies(t *testing.T) {
+	ns := namespace(t)
+	body := "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: dupyaml\nspec:\n  schedule: \"@hourly\"\n  schedule: \"@daily\"\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: Never\n          containers:\n          - name: c\n            image: b\n"
+	base := "/apis/batch/v1/namespaces/" + ns + "/cronjobs"
+	resp, out := raw(t, "POST", base+"?fieldValidation=Strict", srv.AdminToken, "application/yaml", body)
+	if resp.StatusCode != 400 || !strings.Contains(out, `already set in map`) {
+		t.Fatalf("strict YAML duplicate: %d %s", resp.StatusCode, out)
+	}
+	resp, _ = raw(t, "POST", base, srv.AdminToken, "application/yaml", body)
+	if w := resp.Header.Values("Warning"); resp.StatusCode != 201 || len(w) != 1 || !strings.Contains(w[0], "already set in map") {
+		t.Fatalf("warn YAML duplicate: %d %q", resp.StatusCode, w)
+	}
+	resp, out = raw(t, "PATCH", base+"/dupyaml?fieldManager=m&fieldValidation=Strict", srv.AdminToken, "application/apply-patch+yaml", body)
+	if resp.StatusCode != 400 || !strings.Contains(out, `already set in map`) {
+		t.Fatalf("strict apply with a YAML duplicate: %d %s", resp.StatusCode, out)
+	}
+}

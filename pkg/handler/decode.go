@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math/rand"
@@ -77,17 +78,38 @@ func (c *call) decode() (runtime.Object, error) {
 		}
 		return obj, nil
 	case negotiation.YAML:
+		dups := yamlDuplicates(data)
 		if data, err = yaml.YAMLToJSON(data); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("error converting YAML to JSON: %v", err))
 		}
+		return c.decodeJSON(data, dups...)
 	}
 	return c.decodeJSON(data)
 }
 
-func (c *call) decodeJSON(data []byte) (runtime.Object, error) {
+// yamlDuplicates reports the duplicate keys of a YAML document, which the
+// conversion to JSON silently resolves.
+func yamlDuplicates(data []byte) []error {
+	_, err := yaml.YAMLToJSONStrict(data)
+	if err == nil {
+		return nil
+	}
+	var out []error
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if line = strings.TrimSpace(line); strings.Contains(line, "already set in map") {
+			out = append(out, errors.New(line))
+		}
+	}
+	return out
+}
+
+// decodeJSON decodes a JSON body; extra are problems found in the body's
+// original form (duplicate YAML keys), reported with the JSON ones.
+func (c *call) decodeJSON(data []byte, extra ...error) (runtime.Object, error) {
 	res := c.store.Resource
 	obj := res.New()
 	strict, err := sigsjson.UnmarshalStrict(data, obj, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
+	strict = append(extra, strict...)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", res.Kind, res.Version, res.Kind, err))
 	}

@@ -129,7 +129,7 @@ func (c *call) applyConfiguration(body []byte) (map[string]interface{}, error) {
 			return nil, apierrors.NewBadRequest("metadata.managedFields must be nil")
 		}
 	}
-	obj, err := c.decodeJSON(data)
+	obj, err := c.decodeJSON(data, yamlDuplicates(body)...)
 	if err != nil {
 		return nil, err
 	}
