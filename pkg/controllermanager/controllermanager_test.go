@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
@@ -67,11 +68,15 @@ func start(t *testing.T, id string, leaderElect bool) context.CancelFunc {
 	return stop
 }
 
-func newNamespace(t *testing.T, name string) {
+// newNamespace creates a namespace named after base, with a random suffix
+// that keeps repeated runs apart, and returns its name.
+func newNamespace(t *testing.T, base string) string {
 	t.Helper()
+	name := base + "-" + rand.String(5)
 	if _, err := srv.Client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	return name
 }
 
 func createCronJob(t *testing.T, ns, name string) *batchv1.CronJob {
@@ -113,8 +118,7 @@ func jobsOf(t *testing.T, ns string) []batchv1.Job {
 }
 
 func TestCronJobController_CreatesJobAndTracksItsCompletion(t *testing.T) {
-	ns := "cronjob-e2e"
-	newNamespace(t, ns)
+	ns := newNamespace(t, "cronjob-e2e")
 	start(t, "solo", false)
 	cj := createCronJob(t, ns, "tick")
 	waitFor(t, "a Job", func() (bool, error) { return len(jobsOf(t, ns)) == 1, nil })
@@ -148,8 +152,7 @@ func TestCronJobController_CreatesJobAndTracksItsCompletion(t *testing.T) {
 }
 
 func TestLeaderElection_OnlyTheLeaderRunsAndTheOtherTakesOver(t *testing.T) {
-	ns := "leader-e2e"
-	newNamespace(t, ns)
+	ns := newNamespace(t, "leader-e2e")
 	stopA := start(t, "cm-a", true)
 	waitFor(t, "cm-a to lead", func() (bool, error) {
 		l, err := srv.Client.CoordinationV1().Leases("kube-system").Get(context.Background(), "kube-controller-manager", metav1.GetOptions{})
@@ -181,8 +184,7 @@ func TestLeaderElection_OnlyTheLeaderRunsAndTheOtherTakesOver(t *testing.T) {
 }
 
 func TestNamespaceController_EmptiesAndRemovesATerminatingNamespace(t *testing.T) {
-	ns := "doomed"
-	newNamespace(t, ns)
+	ns := newNamespace(t, "doomed")
 	start(t, "ns-solo", false)
 	createCronJob(t, ns, "victim")
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "l"}}

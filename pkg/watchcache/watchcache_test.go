@@ -3,6 +3,7 @@ package watchcache_test
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"os"
 	"strings"
 	"testing"
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 }
 
 func newCache(t *testing.T, cfg watchcache.Config) storagetest.Backend {
-	prefix := "/" + strings.ReplaceAll(t.Name(), "/", "-") + "/"
+	prefix := "/" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + rand.String(5) + "/"
 	backend := etcd3.New(etcd.Client(), storagetest.Codec(), storagetest.NewObject)
 	c := watchcache.New(backend, prefix, storagetest.NewObject, cfg)
 	t.Cleanup(c.Stop)
@@ -51,7 +52,9 @@ func TestConformance(t *testing.T) {
 }
 
 func TestWatch_SlowWatcherIsEndedOthersContinue(t *testing.T) {
-	b := newCache(t, watchcache.Config{WatcherBuffer: 2})
+	// The slow watcher never reads: after the buffer fills it is ended. The
+	// fast one reads all the time; its buffer only absorbs scheduling jitter.
+	b := newCache(t, watchcache.Config{WatcherBuffer: 30})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	slow, err := b.Storage.Watch(ctx, b.Prefix, storage.WatchOptions{Recursive: true, Mode: storage.ReadAny})
@@ -64,7 +67,7 @@ func TestWatch_SlowWatcherIsEndedOthersContinue(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fast.Stop()
-	const n = 20
+	const n = 100
 	got := make(chan int)
 	go func() {
 		count := 0

@@ -3,6 +3,7 @@ package etcd3_test
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"os"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storagetest.Backend {
 		return storagetest.Backend{
 			Storage: etcd3.New(etcd.Client(), storagetest.Codec(), storagetest.NewObject),
-			Prefix:  "/" + strings.ReplaceAll(t.Name(), "/", "-") + "/",
+			Prefix:  "/" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + rand.String(5) + "/",
 			Compact: func(ctx context.Context, rev int64) error {
 				_, err := etcd.Client().Compact(ctx, rev)
 				return err
