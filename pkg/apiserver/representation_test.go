@@ -287,3 +287,23 @@ func TestCompression_OffWithTheFeatureGate(t *testing.T) {
 		t.Fatal("gzipped with APIResponseCompression=false")
 	}
 }
+
+func TestTable_WatchEventsCarryOneRowTables(t *testing.T) {
+	ns := namespace(t)
+	if _, err := srv.Client.BatchV1().CronJobs(ns).Create(ctx(t), cronJob("watched"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, "/apis/batch/v1/namespaces/"+ns+"/cronjobs?watch=1&timeoutSeconds=1",
+		map[string]string{"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"})
+	line := strings.SplitN(string(body), "\n", 2)[0]
+	var e struct {
+		Type   string       `json:"type"`
+		Object metav1.Table `json:"object"`
+	}
+	if err := json.Unmarshal([]byte(line), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Type != "ADDED" || e.Object.Kind != "Table" || len(e.Object.Rows) != 1 || e.Object.Rows[0].Cells[0] != "watched" || len(e.Object.ColumnDefinitions) == 0 {
+		t.Fatalf("event %s", line)
+	}
+}

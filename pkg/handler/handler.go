@@ -81,9 +81,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := &call{h: h, w: w, r: r, info: info, store: store, namespace: namespace}
-	opts := negotiation.Options{Protobuf: protobufCapable(res), Table: verb == "get" || verb == "list", Stream: verb == "watch"}
+	opts := negotiation.Options{Protobuf: protobufCapable(res), Table: verb == "get" || verb == "list" || verb == "watch", Stream: verb == "watch"}
 	if verb == "list" && isTrue(r.URL.Query().Get("watch")) {
-		opts.Table, opts.Stream = false, true
+		opts.Stream = true
 	}
 	f, ok := negotiation.Negotiate(r.Header.Get("Accept"), opts)
 	if !ok {

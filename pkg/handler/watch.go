@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/negotiation"
 	"github.com/cronplane/cronplane/pkg/response"
 	"github.com/cronplane/cronplane/pkg/storage"
+	"github.com/cronplane/cronplane/pkg/table"
 )
 
 // serveWatch streams watch events as JSON documents, one per line, each
@@ -48,6 +50,14 @@ func (c *call) serveWatch(opts metav1.ListOptions, pred storage.SelectionPredica
 		case e, ok := <-w.ResultChan():
 			if !ok {
 				return
+			}
+			if c.format.Table && e.Type != watch.Bookmark && e.Type != watch.Error {
+				// kubectl get -w: each object as a one-row Table.
+				t, err := table.Convert(c.store.Resource, e.Object, c.r.URL.Query().Get("includeObject"), c.format.TableVersion, time.Now())
+				if err != nil {
+					return
+				}
+				e.Object = &t.Table
 			}
 			var err error
 			if buf, err = appendEvent(buf[:0], e); err != nil {
