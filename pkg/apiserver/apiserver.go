@@ -474,9 +474,6 @@ func (s *Server) Serve(ctx context.Context) error {
 // EtcdClient is the server's etcd client, for tests and tools.
 func (s *Server) EtcdClient() *clientv3.Client { return s.client }
 
-// Handler is the full handler chain, for in-process use.
-func (s *Server) Handler() http.Handler { return s.handler }
-
 // Close stops serving and releases etcd.
 func (s *Server) Close() {
 	select {

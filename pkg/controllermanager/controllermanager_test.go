@@ -2,7 +2,11 @@ package controllermanager_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -200,5 +204,42 @@ func TestNamespaceController_EmptiesAndRemovesATerminatingNamespace(t *testing.T
 	})
 	if cjs, _ := srv.Client.BatchV1().CronJobs(ns).List(context.Background(), metav1.ListOptions{}); len(cjs.Items) != 0 {
 		t.Fatalf("%d CronJobs left", len(cjs.Items))
+	}
+}
+
+func TestHealthAndMetrics_ServedOverHTTPS(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts := controllermanager.DefaultOptions()
+	opts.Kubeconfig = srv.ControllerManagerKubeconfigPath
+	opts.LeaderElect = false
+	opts.SecurePort = port
+	opts.Controllers = []string{"namespace"}
+	go func() { _ = controllermanager.Run(ctx, opts) }()
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	base := fmt.Sprintf("https://127.0.0.1:%d", port)
+	waitFor(t, "/healthz", func() (bool, error) {
+		resp, err := client.Get(base + "/healthz")
+		if err != nil {
+			return false, nil
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode == 200 && string(body) == "ok", nil
+	})
+	resp, err := client.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "go_goroutines") {
+		t.Fatalf("/metrics: %d %.200s", resp.StatusCode, body)
 	}
 }

@@ -30,7 +30,6 @@ type Config struct {
 type Server struct {
 	etcd      *embed.Etcd
 	client    *clientv3.Client
-	endpoints []string
 	closeOnce sync.Once
 }
 
@@ -79,7 +78,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd not ready after a minute")
 	}
-	return &Server{etcd: e, client: v3client.New(e.Server), endpoints: []string{clientURL.String()}}, nil
+	return &Server{etcd: e, client: v3client.New(e.Server)}, nil
 }
 
 func freeURL() (*url.URL, error) {
@@ -91,9 +90,6 @@ func freeURL() (*url.URL, error) {
 	l.Close()
 	return &url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(port)}, nil
 }
-
-// Endpoints are the client URLs other processes may use.
-func (s *Server) Endpoints() []string { return s.endpoints }
 
 // Client is an in-process client: no network hop between the apiserver
 // and its embedded etcd.

@@ -23,6 +23,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/featuregate"
 	"github.com/cronplane/cronplane/pkg/negotiation"
+	"github.com/cronplane/cronplane/pkg/registry"
 	"github.com/cronplane/cronplane/pkg/storage"
 )
 
@@ -252,14 +253,8 @@ func (c *call) deleteOptions() (*metav1.DeleteOptions, bool, error) {
 		opts.Preconditions.ResourceVersion = &rv
 	}
 	opts.DryRun = append(opts.DryRun, q["dryRun"]...)
-	dryRun := false
-	for _, d := range opts.DryRun {
-		if d != metav1.DryRunAll {
-			return nil, false, apierrors.NewBadRequest(fmt.Sprintf("Invalid dryRun value: %q, valid values are: %s", d, metav1.DryRunAll))
-		}
-		dryRun = true
-	}
-	return opts, dryRun, nil
+	dryRun, err := registry.IsDryRun(opts.DryRun)
+	return opts, dryRun, err
 }
 
 func isTrue(v string) bool { return v == "1" || v == "true" }

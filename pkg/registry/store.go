@@ -23,6 +23,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/admission"
 	"github.com/cronplane/cronplane/pkg/apply"
+	"github.com/cronplane/cronplane/pkg/response"
 	"github.com/cronplane/cronplane/pkg/storage"
 )
 
@@ -408,20 +409,11 @@ func (s *Store) Watch(ctx context.Context, namespace string, opts metav1.ListOpt
 		}
 		obj, err := s.fromStorage(e.Object)
 		if err != nil {
-			return watch.Event{Type: watch.Error, Object: &ErrorToStatus(err).ErrStatus}, true
+			return watch.Event{Type: watch.Error, Object: response.ErrorToStatus(err)}, true
 		}
 		e.Object = obj
 		return e, true
 	}), nil
-}
-
-// ErrorToStatus wraps any error as an API status error.
-func ErrorToStatus(err error) *apierrors.StatusError {
-	var se *apierrors.StatusError
-	if errors.As(err, &se) {
-		return se
-	}
-	return apierrors.NewInternalError(err)
 }
 
 // validateMeta validates the metadata of a new object.

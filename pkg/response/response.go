@@ -70,11 +70,6 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	Write(w, r, int(s.Code), s, f)
 }
 
-// WriteObject writes obj as JSON.
-func WriteObject(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object) {
-	Write(w, r, code, obj, negotiation.Format{MediaType: negotiation.JSON})
-}
-
 // WriteJSON writes any JSON-encodable value, such as a discovery document.
 func WriteJSON(w http.ResponseWriter, r *http.Request, code int, v interface{}) {
 	data, err := json.Marshal(v)

@@ -592,10 +592,3 @@ func (c *Cache) Decoded(key string, rev int64) runtime.Object {
 	}
 	return obj
 }
-
-// ResourceVersion is the revision the cache has reached.
-func (c *Cache) ResourceVersion() int64 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.rv
-}

@@ -3,9 +3,7 @@ package watchcache_test
 import (
 	"context"
 	"fmt"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,18 +31,11 @@ func TestMain(m *testing.M) {
 }
 
 func newCache(t *testing.T, cfg watchcache.Config) storagetest.Backend {
-	prefix := "/" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + rand.String(5) + "/"
-	backend := etcd3.New(etcd.Client(), storagetest.Codec(), storagetest.NewObject)
-	c := watchcache.New(backend, prefix, storagetest.NewObject, cfg)
-	t.Cleanup(c.Stop)
-	return storagetest.Backend{
-		Storage: c,
-		Prefix:  prefix,
-		Compact: func(ctx context.Context, rev int64) error {
-			_, err := etcd.Client().Compact(ctx, rev)
-			return err
-		},
-	}
+	return storagetest.EtcdBackend(t, etcd.Client(), func(s *etcd3.Store, prefix string) storage.Interface {
+		c := watchcache.New(s, prefix, storagetest.NewObject, cfg)
+		t.Cleanup(c.Stop)
+		return c
+	})
 }
 
 func TestConformance(t *testing.T) {

@@ -105,9 +105,6 @@ func (s *Server) HTTPClient() *http.Client {
 	return &http.Client{Transport: rt, Timeout: 30 * time.Second}
 }
 
-// DataDir is the server's data directory.
-func (s *Server) DataDir() string { return s.dir }
-
 // Stop stops the server and removes its data.
 func (s *Server) Stop() {
 	if s.cancel != nil {

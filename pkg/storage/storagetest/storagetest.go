@@ -7,10 +7,12 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,10 +21,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/storage"
+	"github.com/cronplane/cronplane/pkg/storage/etcd3"
 )
 
 // GVK of the objects the suite stores.
@@ -516,4 +520,24 @@ func testWatchStop(t *testing.T, b Backend) {
 			t.Fatal("channel still open 10s after Stop")
 		}
 	}
+}
+
+// EtcdBackend is an etcd store of the suite's type over client, with a key
+// prefix of the test's own; wrap (when not nil) puts a layer such as a
+// watch cache over the store.
+func EtcdBackend(t *testing.T, client *clientv3.Client, wrap func(s *etcd3.Store, prefix string) storage.Interface) Backend {
+	prefix := "/" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + rand.String(5) + "/"
+	store := etcd3.New(client, Codec(), NewObject)
+	b := Backend{
+		Storage: store,
+		Prefix:  prefix,
+		Compact: func(ctx context.Context, rev int64) error {
+			_, err := client.Compact(ctx, rev)
+			return err
+		},
+	}
+	if wrap != nil {
+		b.Storage = wrap(store, prefix)
+	}
+	return b
 }
