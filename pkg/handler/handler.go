@@ -81,9 +81,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := &call{h: h, w: w, r: r, info: info, store: store, namespace: namespace}
-	opts := negotiation.Options{Protobuf: protobufCapable(res), Table: verb == "get" || verb == "list" || verb == "watch", Stream: verb == "watch"}
+	opts := negotiation.Options{Protobuf: protobufCapable(res), Table: verb == "get" || verb == "list" || verb == "watch", Stream: verb == "watch",
+		List: verb == "list" || verb == "deletecollection"}
 	if verb == "list" && isTrue(r.URL.Query().Get("watch")) {
-		opts.Stream = true
+		opts.Stream, opts.List = true, false
 	}
 	f, ok := negotiation.Negotiate(r.Header.Get("Accept"), opts)
 	if !ok {
@@ -136,22 +137,30 @@ func protobufCapable(res *registry.Resource) bool {
 func (c *call) fail(err error) { response.WriteError(c.w, c.r, err) }
 
 func (c *call) respond(code int, obj runtime.Object) {
-	if c.format.Table {
+	obj, err := c.transform(obj)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	response.Write(c.w, c.r, code, obj, c.format)
+}
+
+// transform turns an answer into the meta.k8s.io kind the client asked
+// for, if any.
+func (c *call) transform(obj runtime.Object) (runtime.Object, error) {
+	switch c.format.As {
+	case negotiation.AsTable:
 		include := c.r.URL.Query().Get("includeObject")
 		switch include {
 		case "", table.IncludeNone, table.IncludeMetadata, table.IncludeObject:
 		default:
-			c.fail(apierrors.NewBadRequest(fmt.Sprintf("includeObject: Unsupported value: %q: supported values: %q, %q, %q", include, table.IncludeNone, table.IncludeMetadata, table.IncludeObject)))
-			return
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("includeObject: Unsupported value: %q: supported values: %q, %q, %q", include, table.IncludeNone, table.IncludeMetadata, table.IncludeObject))
 		}
-		t, err := table.Convert(c.store.Resource, obj, include, c.format.TableVersion, time.Now())
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		obj = t
+		return table.Convert(c.store.Resource, obj, include, c.format.AsVersion, time.Now())
+	case negotiation.AsPartialObjectMetadata, negotiation.AsPartialObjectMetadataList:
+		return partialMetadata(obj, c.format.AsVersion)
 	}
-	response.Write(c.w, c.r, code, obj, c.format)
+	return obj, nil
 }
 
 func (c *call) get() {

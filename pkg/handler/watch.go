@@ -51,13 +51,22 @@ func (c *call) serveWatch(opts metav1.ListOptions, pred storage.SelectionPredica
 			if !ok {
 				return
 			}
-			if c.format.Table && e.Type != watch.Bookmark && e.Type != watch.Error {
+			switch {
+			case e.Type == watch.Error:
+			case c.format.As == negotiation.AsTable && e.Type != watch.Bookmark:
 				// kubectl get -w: each object as a one-row Table.
-				t, err := table.Convert(c.store.Resource, e.Object, c.r.URL.Query().Get("includeObject"), c.format.TableVersion, time.Now())
+				t, err := table.Convert(c.store.Resource, e.Object, c.r.URL.Query().Get("includeObject"), c.format.AsVersion, time.Now())
 				if err != nil {
 					return
 				}
 				e.Object = &t.Table
+			case c.format.As == negotiation.AsPartialObjectMetadata:
+				// Bookmarks too: a metadata client decodes only meta.k8s.io kinds.
+				pm, err := partialObject(e.Object, c.format.AsVersion)
+				if err != nil {
+					return
+				}
+				e.Object = pm
 			}
 			var err error
 			if buf, err = appendEvent(buf[:0], e); err != nil {

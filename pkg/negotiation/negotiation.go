@@ -1,7 +1,8 @@
 // Package negotiation owns content negotiation: it reads an Accept header
 // (media ranges with parameters, q-values and wildcards) and picks the
 // representation a response is written in: JSON, YAML or protobuf, and
-// optionally the Table form of meta.k8s.io. It also names the
+// optionally one of the meta.k8s.io transforms (Table,
+// PartialObjectMetadata, PartialObjectMetadataList). It also names the
 // representations a request body may come in.
 package negotiation
 
@@ -22,22 +23,35 @@ const (
 // Supported lists the representations, in the order kube names them.
 var Supported = []string{JSON, YAML, Protobuf}
 
+// Kinds of meta.k8s.io a client may ask for instead of the object, with
+// the media type parameter as=<kind>;g=meta.k8s.io;v=<v1|v1beta1>.
+const (
+	AsTable                     = "Table"
+	AsPartialObjectMetadata     = "PartialObjectMetadata"
+	AsPartialObjectMetadataList = "PartialObjectMetadataList"
+)
+
 // Format is the representation of one response.
 type Format struct {
 	// MediaType is JSON, YAML or Protobuf.
 	MediaType string
-	// Table asks for a meta.k8s.io Table of the given version (v1 or
-	// v1beta1) instead of the object.
-	Table        bool
-	TableVersion string
+	// As names the meta.k8s.io kind that replaces the object (AsTable,
+	// AsPartialObjectMetadata, AsPartialObjectMetadataList), of version
+	// AsVersion (v1 or v1beta1); empty means the object itself.
+	As        string
+	AsVersion string
 }
 
 // Options say what a request's endpoint can produce.
 type Options struct {
 	// Protobuf is false for types without a protobuf form.
 	Protobuf bool
-	// Table is true for get and list, which can answer as a Table.
+	// Table is true for get, list and watch, which can answer as a Table.
 	Table bool
+	// List is true when the answer is a collection (list,
+	// deletecollection): its metadata form is PartialObjectMetadataList;
+	// other answers, watch events included, take PartialObjectMetadata.
+	List bool
 	// Stream is true for watches, which have no YAML form.
 	Stream bool
 }
@@ -117,12 +131,29 @@ func match(r mediaRange, opts Options) (Format, bool) {
 		}
 		return f, true
 	}
-	if as != "Table" || !opts.Table || r.params["g"] != "meta.k8s.io" || f.MediaType == Protobuf {
+	if r.params["g"] != "meta.k8s.io" {
+		return f, false
+	}
+	switch as {
+	case AsTable:
+		// Table has no protobuf form.
+		if !opts.Table || f.MediaType == Protobuf {
+			return f, false
+		}
+	case AsPartialObjectMetadata:
+		if opts.List {
+			return f, false
+		}
+	case AsPartialObjectMetadataList:
+		if !opts.List {
+			return f, false
+		}
+	default:
 		return f, false
 	}
 	switch v := r.params["v"]; v {
 	case "v1", "v1beta1":
-		f.Table, f.TableVersion = true, v
+		f.As, f.AsVersion = as, v
 		return f, true
 	}
 	return f, false
