@@ -97,6 +97,11 @@ type Resource struct {
 	// ReturnDeletedObject makes a delete answer with the deleted object
 	// instead of a Success Status.
 	ReturnDeletedObject bool
+	// OrphanByDefault makes a delete that names no propagation policy
+	// orphan the object's dependents, as kube keeps doing for batch/v1
+	// Jobs for compatibility; otherwise the garbage collector deletes them
+	// in the background.
+	OrphanByDefault bool
 
 	// Table defines the columns of the Table representation; nil means Name
 	// and Created At.

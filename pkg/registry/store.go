@@ -689,20 +689,25 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 		if err := s.admit(ctx, admission.Delete, "", nil, current, wo.DryRun); err != nil {
 			return nil, false, err
 		}
-		keep := len(m.GetFinalizers()) > 0
+		finalizers := s.deletionFinalizers(m.GetFinalizers(), opts)
+		changed := !sameSet(finalizers, m.GetFinalizers())
+		keep := len(finalizers) > 0
 		if ds, ok := s.Resource.Strategy.(DeletionStrategy); ok && m.GetDeletionTimestamp() == nil {
 			keep = ds.PrepareForDelete(current) || keep
 		} else if ok {
 			keep = ds.PrepareForDelete(current.DeepCopyObject()) || keep
 		}
 		if keep {
-			if m.GetDeletionTimestamp() != nil {
+			if m.GetDeletionTimestamp() != nil && !changed {
 				return current, false, nil
 			}
-			now := s.now()
-			m.SetDeletionTimestamp(&now)
-			zero := int64(0)
-			m.SetDeletionGracePeriodSeconds(&zero)
+			m.SetFinalizers(finalizers)
+			if m.GetDeletionTimestamp() == nil {
+				now := s.now()
+				m.SetDeletionTimestamp(&now)
+				zero := int64(0)
+				m.SetDeletionGracePeriodSeconds(&zero)
+			}
 			if wo.DryRun {
 				return current, false, nil
 			}
@@ -736,6 +741,66 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 		}
 		return s.deletedResult(last), true, nil
 	}
+}
+
+// deletionFinalizers returns an object's finalizers for a delete request:
+// the garbage collector's "orphan" finalizer when dependents are to be
+// orphaned first, "foregroundDeletion" when they are to be deleted first,
+// neither for background deletion. An explicit orphanDependents or
+// propagationPolicy decides; without one, a finalizer already set (by an
+// earlier delete) does; then the resource's default.
+func (s *Store) deletionFinalizers(current []string, opts *metav1.DeleteOptions) []string {
+	policy := metav1.DeletePropagationBackground
+	if s.Resource.OrphanByDefault {
+		policy = metav1.DeletePropagationOrphan
+	}
+	for _, f := range current {
+		switch f {
+		case metav1.FinalizerOrphanDependents:
+			policy = metav1.DeletePropagationOrphan
+		case metav1.FinalizerDeleteDependents:
+			policy = metav1.DeletePropagationForeground
+		}
+	}
+	//nolint:staticcheck // OrphanDependents is deprecated but still honoured, as kube does.
+	if o := opts.OrphanDependents; o != nil {
+		policy = metav1.DeletePropagationBackground
+		if *o {
+			policy = metav1.DeletePropagationOrphan
+		}
+	} else if p := opts.PropagationPolicy; p != nil {
+		policy = *p
+	}
+	out := make([]string, 0, len(current)+1)
+	for _, f := range current {
+		if f != metav1.FinalizerOrphanDependents && f != metav1.FinalizerDeleteDependents {
+			out = append(out, f)
+		}
+	}
+	switch policy {
+	case metav1.DeletePropagationOrphan:
+		out = append(out, metav1.FinalizerOrphanDependents)
+	case metav1.DeletePropagationForeground:
+		out = append(out, metav1.FinalizerDeleteDependents)
+	}
+	return out
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seen := make(map[string]int, len(a))
+	for _, v := range a {
+		seen[v]++
+	}
+	for _, v := range b {
+		if seen[v] == 0 {
+			return false
+		}
+		seen[v]--
+	}
+	return true
 }
 
 func (s *Store) deletedResult(last runtime.Object) runtime.Object {

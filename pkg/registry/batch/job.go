@@ -33,6 +33,7 @@ func jobResource() *registry.Resource {
 		Strategy:         s,
 		Subresources:     map[string]registry.Strategy{"status": registry.StatusStrategy{Main: s}},
 		Table:            jobTable,
+		OrphanByDefault:  true,
 		SelectableFields: func(obj runtime.Object) fields.Set {
 			return fields.Set{"status.successful": strconv.Itoa(int(obj.(*batchv1.Job).Status.Succeeded))}
 		},
