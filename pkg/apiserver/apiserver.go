@@ -78,6 +78,9 @@ type Options struct {
 	// CompactionInterval is how often etcd's history is compacted; 0 never.
 	CompactionInterval time.Duration
 	FeatureGates       *featuregate.Gates
+	// RuntimeConfig is --runtime-config: which built-in group versions and
+	// resources are served (see ResolveRuntimeConfig); nil serves them all.
+	RuntimeConfig map[string]string
 	// Logf receives progress messages; nil logs to the standard logger.
 	Logf func(format string, args ...interface{})
 }
@@ -126,10 +129,17 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if opts.Logf == nil {
 		opts.Logf = log.Printf
 	}
-	s = &Server{opts: opts, closed: make(chan struct{}), caches: map[string]*watchcache.Cache{}}
+	resources := builtinResources()
+	served, err := resolveServed(opts, resources)
+	if err != nil {
+		return nil, err
+	}
+	srv := &Server{opts: opts, closed: make(chan struct{}), caches: map[string]*watchcache.Cache{}}
+	s = srv
 	defer func() {
 		if err != nil {
-			s.Close()
+			// s is nil by now: a failed start returns no server.
+			srv.Close()
 		}
 	}()
 	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
@@ -151,7 +161,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	tokens.Add(controllerToken, &authn.User{Name: "system:kube-controller-manager", UID: "system:kube-controller-manager"})
 
 	s.Registry = registry.NewRegistry()
-	if err := s.installResources(); err != nil {
+	if err := s.installResources(resources, served); err != nil {
 		return nil, err
 	}
 	if err := s.bootstrapNamespaces(ctx); err != nil {
@@ -214,13 +224,33 @@ func (s *Server) connectEtcd(ctx context.Context) error {
 	return nil
 }
 
-// installResources registers the built-in resources.
-func (s *Server) installResources() error {
-	nsResource := core.NamespaceResource()
-	resources := []*registry.Resource{nsResource, core.EventResource()}
+// builtinResources are the resources the server knows; namespaces first.
+func builtinResources() []*registry.Resource {
+	resources := []*registry.Resource{core.NamespaceResource(), core.EventResource()}
 	resources = append(resources, batch.Resources()...)
 	resources = append(resources, coordination.Resources()...)
-	resources = append(resources, events.Resources()...)
+	return append(resources, events.Resources()...)
+}
+
+// resolveServed applies --runtime-config to the built-in resources.
+func resolveServed(opts Options, resources []*registry.Resource) (map[schema.GroupVersionResource]bool, error) {
+	available := make([]schema.GroupVersionResource, len(resources))
+	for i, res := range resources {
+		available[i] = res.GroupVersion().WithResource(res.Plural)
+	}
+	served, err := ResolveRuntimeConfig(opts.RuntimeConfig, available)
+	if err != nil {
+		return nil, err
+	}
+	if off := notServed(available, served); len(off) > 0 {
+		opts.Logf("not serving (--runtime-config): %s", strings.Join(off, ", "))
+	}
+	return served, nil
+}
+
+// installResources registers the served built-in resources.
+func (s *Server) installResources(resources []*registry.Resource, served map[schema.GroupVersionResource]bool) error {
+	nsResource := resources[0]
 	nsStore, err := s.newStore(nsResource, nil)
 	if err != nil {
 		return err
@@ -228,6 +258,9 @@ func (s *Server) installResources() error {
 	adm := admission.Chain{admission.NamespaceLifecycle{Namespaces: namespaceGetter{nsStore}}}
 	nsStore.Admission = adm
 	for _, res := range resources {
+		if !served[res.GroupVersion().WithResource(res.Plural)] {
+			continue
+		}
 		store := nsStore
 		if res != nsResource {
 			if store, err = s.newStore(res, adm); err != nil {
