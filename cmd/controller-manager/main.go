@@ -41,7 +41,7 @@ func newCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Kubeconfig, "kubeconfig", opts.Kubeconfig, "kubeconfig of the apiserver to run against")
-	f.StringSliceVar(&opts.Controllers, "controllers", opts.Controllers, "controllers to run: '*' for all (cronjob, namespace), 'name' to add one, '-name' to leave one out")
+	f.StringSliceVar(&opts.Controllers, "controllers", opts.Controllers, "controllers to run: '*' for all (cronjob, garbagecollector, namespace), 'name' to add one, '-name' to leave one out")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "elect a leader among several instances through a Lease before running controllers")
 	f.DurationVar(&opts.LeaseDuration, "leader-elect-lease-duration", opts.LeaseDuration, "how long non-leaders wait before taking over an unrenewed lease")
 	f.DurationVar(&opts.RenewDeadline, "leader-elect-renew-deadline", opts.RenewDeadline, "how long the leader tries to renew before giving up")
@@ -49,6 +49,7 @@ func newCommand() *cobra.Command {
 	f.StringVar(&opts.LeaseNamespace, "leader-elect-resource-namespace", opts.LeaseNamespace, "namespace of the leader-election Lease")
 	f.StringVar(&opts.LeaseName, "leader-elect-resource-name", opts.LeaseName, "name of the leader-election Lease")
 	f.IntVar(&opts.ConcurrentCronJobSyncs, "concurrent-cronjob-syncs", opts.ConcurrentCronJobSyncs, "CronJobs synced at once")
+	f.IntVar(&opts.ConcurrentGCSyncs, "concurrent-gc-syncs", opts.ConcurrentGCSyncs, "garbage collector workers")
 	f.IntVar(&opts.APIQPS, "kube-api-qps", opts.APIQPS, "requests per second to the apiserver")
 	f.IntVar(&opts.APIBurst, "kube-api-burst", opts.APIBurst, "burst of requests to the apiserver")
 	f.StringVar(&opts.BindAddress, "bind-address", opts.BindAddress, "address of /healthz and /metrics")

@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -37,6 +38,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/certs"
 	"github.com/cronplane/cronplane/pkg/cronjob"
+	"github.com/cronplane/cronplane/pkg/garbagecollector"
 	"github.com/cronplane/cronplane/pkg/namespace"
 )
 
@@ -54,6 +56,10 @@ type Options struct {
 	LeaseNamespace         string
 	LeaseName              string
 	ConcurrentCronJobSyncs int
+	ConcurrentGCSyncs      int
+	// GCResync is how often the garbage collector reads discovery again
+	// to watch resources served since it started.
+	GCResync time.Duration
 	BindAddress            string
 	// SecurePort serves /healthz and /metrics over HTTPS; 0 picks a free
 	// port, -1 serves nothing.
@@ -78,6 +84,8 @@ func DefaultOptions() Options {
 		LeaseNamespace:         "kube-system",
 		LeaseName:              "kube-controller-manager",
 		ConcurrentCronJobSyncs: 5,
+		ConcurrentGCSyncs:      20,
+		GCResync:               30 * time.Second,
 		BindAddress:            "127.0.0.1",
 		SecurePort:             10257,
 		APIQPS:                 1000,
@@ -87,8 +95,9 @@ func DefaultOptions() Options {
 
 // Known controllers and the resources each needs served.
 var known = map[string][]string{
-	"cronjob":   {"batch/v1/cronjobs", "batch/v1/jobs"},
-	"namespace": {"v1/namespaces"},
+	"cronjob":          {"batch/v1/cronjobs", "batch/v1/jobs"},
+	"garbagecollector": nil,
+	"namespace":        {"v1/namespaces"},
 }
 
 // enabled resolves --controllers.
@@ -146,6 +155,10 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	mc, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
 	for name := range on {
 		if missing := unserved(client, known[name]); missing != "" {
 			klog.Infof("controller %q is disabled: the apiserver does not serve %s", name, missing)
@@ -157,7 +170,7 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
-	start := func(ctx context.Context) { runControllers(ctx, client, dyn, on, opts) }
+	start := func(ctx context.Context) { runControllers(ctx, clients{client, dyn, mc}, on, opts) }
 	if !opts.LeaderElect {
 		start(ctx)
 		return nil
@@ -187,7 +200,14 @@ func unserved(client kubernetes.Interface, resources []string) string {
 	return ""
 }
 
-func runControllers(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, on map[string]bool, opts Options) {
+type clients struct {
+	typed    kubernetes.Interface
+	dynamic  dynamic.Interface
+	metadata metadata.Interface
+}
+
+func runControllers(ctx context.Context, cs clients, on map[string]bool, opts Options) {
+	client := cs.typed
 	// The controllers never read managedFields; not caching them saves
 	// memory.
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(stripManagedFields))
@@ -202,9 +222,14 @@ func runControllers(ctx context.Context, client kubernetes.Interface, dyn dynami
 		klog.Info("started controller cronjob")
 	}
 	if on["namespace"] {
-		c := namespace.New(client, dyn, factory.Core().V1().Namespaces())
+		c := namespace.New(client, cs.dynamic, factory.Core().V1().Namespaces())
 		runs = append(runs, func() { c.Run(ctx, 2) })
 		klog.Info("started controller namespace")
+	}
+	if on["garbagecollector"] {
+		c := garbagecollector.New(cs.metadata, client.Discovery())
+		runs = append(runs, func() { c.Run(ctx, opts.ConcurrentGCSyncs, opts.GCResync) })
+		klog.Info("started controller garbagecollector")
 	}
 	factory.Start(ctx.Done())
 	for _, r := range runs {

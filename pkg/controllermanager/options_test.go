@@ -14,8 +14,8 @@ func TestEnabled_ControllersFlag(t *testing.T) {
 		flag []string
 		want string
 	}{
-		{[]string{"*"}, "[cronjob namespace]"},
-		{[]string{"*", "-namespace"}, "[cronjob]"},
+		{[]string{"*"}, "[cronjob garbagecollector namespace]"},
+		{[]string{"*", "-namespace"}, "[cronjob garbagecollector]"},
 		{[]string{"namespace"}, "[namespace]"},
 		{[]string{"bogus"}, "error"},
 		{[]string{"*", "-bogus"}, "error"},

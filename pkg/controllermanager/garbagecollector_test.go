@@ -1,0 +1,173 @@
+package controllermanager_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/cronplane/cronplane/pkg/controllermanager"
+)
+
+// startGC runs a controller-manager with only the garbage collector.
+func startGC(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	opts := controllermanager.DefaultOptions()
+	opts.Kubeconfig = srv.ControllerManagerKubeconfigPath
+	opts.SecurePort = -1
+	opts.LeaderElect = false
+	opts.Controllers = []string{"garbagecollector"}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := controllermanager.Run(ctx, opts); err != nil {
+			t.Logf("controller-manager: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+		}
+	})
+}
+
+// ownedJob creates a Job owned by the given owners.
+func ownedJob(t *testing.T, ns, name string, finalizers []string, owners ...metav1.OwnerReference) *batchv1.Job {
+	t.Helper()
+	j := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: owners, Finalizers: finalizers},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}},
+		}}},
+	}
+	out, err := srv.Client.BatchV1().Jobs(ns).Create(context.Background(), j, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func ownerRef(cj *batchv1.CronJob, block bool) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: "batch/v1", Kind: "CronJob", Name: cj.Name, UID: cj.UID, Controller: &block, BlockOwnerDeletion: &block}
+}
+
+func gone(t *testing.T, what string, get func() error) {
+	t.Helper()
+	waitFor(t, what+" to go", func() (bool, error) { return apierrors.IsNotFound(get()), nil })
+}
+
+func getJob(ns, name string) func() error {
+	return func() error {
+		_, err := srv.Client.BatchV1().Jobs(ns).Get(context.Background(), name, metav1.GetOptions{})
+		return err
+	}
+}
+
+func getCronJob(ns, name string) func() error {
+	return func() error {
+		_, err := srv.Client.BatchV1().CronJobs(ns).Get(context.Background(), name, metav1.GetOptions{})
+		return err
+	}
+}
+
+func deleteCronJob(t *testing.T, ns, name string, policy *metav1.DeletionPropagation) {
+	t.Helper()
+	if err := srv.Client.BatchV1().CronJobs(ns).Delete(context.Background(), name, metav1.DeleteOptions{PropagationPolicy: policy}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGarbageCollector_BackgroundDeletionCollectsDependents(t *testing.T) {
+	ns := newNamespace(t, "gc-background")
+	startGC(t)
+	cj := createSuspendedCronJob(t, ns, "owner")
+	ownedJob(t, ns, "child", nil, ownerRef(cj, true))
+	deleteCronJob(t, ns, "owner", nil)
+	gone(t, "the dependent Job", getJob(ns, "child"))
+}
+
+func TestGarbageCollector_OrphanKeepsDependentsWithoutTheReference(t *testing.T) {
+	ns := newNamespace(t, "gc-orphan")
+	startGC(t)
+	cj := createSuspendedCronJob(t, ns, "owner")
+	ownedJob(t, ns, "child", nil, ownerRef(cj, true))
+	orphan := metav1.DeletePropagationOrphan
+	deleteCronJob(t, ns, "owner", &orphan)
+	gone(t, "the owner", getCronJob(ns, "owner"))
+	j, err := srv.Client.BatchV1().Jobs(ns).Get(context.Background(), "child", metav1.GetOptions{})
+	if err != nil || len(j.OwnerReferences) != 0 {
+		t.Fatalf("want the Job kept without owner references: %v %+v", err, j)
+	}
+}
+
+func TestGarbageCollector_ForegroundKeepsOwnerUntilBlockingDependentsAreGone(t *testing.T) {
+	ns := newNamespace(t, "gc-foreground")
+	startGC(t)
+	cj := createSuspendedCronJob(t, ns, "owner")
+	// A finalizer of its own holds the blocking dependent while it is
+	// being deleted.
+	ownedJob(t, ns, "blocking", []string{"example.com/hold"}, ownerRef(cj, true))
+	ownedJob(t, ns, "free", nil, ownerRef(cj, false))
+	foreground := metav1.DeletePropagationForeground
+	deleteCronJob(t, ns, "owner", &foreground)
+	gone(t, "the non-blocking dependent", getJob(ns, "free"))
+	waitFor(t, "the blocking dependent to be deleted", func() (bool, error) {
+		j, err := srv.Client.BatchV1().Jobs(ns).Get(context.Background(), "blocking", metav1.GetOptions{})
+		return err == nil && j.DeletionTimestamp != nil, nil
+	})
+	time.Sleep(500 * time.Millisecond)
+	owner, err := srv.Client.BatchV1().CronJobs(ns).Get(context.Background(), "owner", metav1.GetOptions{})
+	if err != nil || owner.DeletionTimestamp == nil || !slices.Contains(owner.Finalizers, metav1.FinalizerDeleteDependents) {
+		t.Fatalf("want the owner kept in foreground deletion while a blocking dependent exists: %v %+v", err, owner)
+	}
+	if _, err := srv.Client.BatchV1().Jobs(ns).Patch(context.Background(), "blocking", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, "the blocking dependent", getJob(ns, "blocking"))
+	gone(t, "the owner", getCronJob(ns, "owner"))
+}
+
+func TestGarbageCollector_DanglingReferences(t *testing.T) {
+	ns := newNamespace(t, "gc-dangling")
+	startGC(t)
+	live := createSuspendedCronJob(t, ns, "live")
+	missing := metav1.OwnerReference{APIVersion: "batch/v1", Kind: "CronJob", Name: "never", UID: types.UID("00000000-0000-0000-0000-000000000001")}
+	ownedJob(t, ns, "orphaned", nil, missing)
+	ownedJob(t, ns, "half", nil, missing, ownerRef(live, false))
+	gone(t, "the Job whose only owner does not exist", getJob(ns, "orphaned"))
+	waitFor(t, "the dangling reference to be dropped", func() (bool, error) {
+		j, err := srv.Client.BatchV1().Jobs(ns).Get(context.Background(), "half", metav1.GetOptions{})
+		return err == nil && len(j.OwnerReferences) == 1 && j.OwnerReferences[0].UID == live.UID, nil
+	})
+}
+
+func TestGarbageCollector_JobDeletedWithoutPolicyIsOrphanedThenRemoved(t *testing.T) {
+	ns := newNamespace(t, "gc-job-default")
+	startGC(t)
+	ownedJob(t, ns, "plain", nil)
+	if err := srv.Client.BatchV1().Jobs(ns).Delete(context.Background(), "plain", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, "the Job (its orphan finalizer removed)", getJob(ns, "plain"))
+}
+
+func createSuspendedCronJob(t *testing.T, ns, name string) *batchv1.CronJob {
+	t.Helper()
+	cj := createCronJob(t, ns, name)
+	suspend := true
+	cj.Spec.Suspend = &suspend
+	out, err := srv.Client.BatchV1().CronJobs(ns).Update(context.Background(), cj, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
