@@ -83,6 +83,9 @@ type NewFunc func() runtime.Object
 type event struct {
 	// initialEnd marks the bookmark that ends a watch's initial events.
 	initialEnd bool
+	// state marks an object of a watch's initial state, sent as ADDED;
+	// events replayed from the ring keep their own type.
+	state bool
 	typ        watch.EventType
 	key        string
 	obj        *storage.SharedObject
@@ -490,7 +493,7 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.WatchOptions
 		sort.Strings(keys)
 		initial = make([]*event, len(keys), len(keys)+1)
 		for i, k := range keys {
-			initial[i] = &event{typ: watch.Added, key: k, obj: c.items[k]}
+			initial[i] = &event{typ: watch.Added, key: k, obj: c.items[k], state: true}
 		}
 		w.startRV = c.rv
 		if opts.SendInitialEvents && opts.ProgressNotify {
@@ -503,15 +506,15 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.WatchOptions
 		c.mu.Unlock()
 		return errorWatch(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", opts.ResourceVersion, oldest+1))), nil
 	default:
+		// Events after the requested revision are replayed from the ring;
+		// later ones arrive live. A revision ahead of the cache skips what
+		// the client has already seen.
 		for i := 0; i < c.size; i++ {
 			if ev := c.events[(c.start+i)%len(c.events)]; ev.rv > opts.ResourceVersion {
 				initial = append(initial, ev)
 			}
 		}
-		w.startRV = c.rv
-		if opts.ResourceVersion > w.startRV {
-			w.startRV = opts.ResourceVersion
-		}
+		w.startRV = opts.ResourceVersion
 	}
 	w.lastRV = w.startRV
 	c.watchers[w] = struct{}{}

@@ -96,7 +96,7 @@ func (w *watcher) run(ctx context.Context, initial []*event) {
 	defer close(w.result)
 	defer w.Stop()
 	for _, ev := range initial {
-		if !w.send(ctx, ev, true) {
+		if !w.send(ctx, ev) {
 			return
 		}
 	}
@@ -107,7 +107,7 @@ func (w *watcher) run(ctx context.Context, initial []*event) {
 		case <-w.stopped:
 			return
 		case ev := <-w.in:
-			if !w.send(ctx, ev, false) {
+			if !w.send(ctx, ev) {
 				return
 			}
 		}
@@ -116,8 +116,8 @@ func (w *watcher) run(ctx context.Context, initial []*event) {
 
 // send turns a cache event into what this watcher sees, if anything, and
 // delivers it. It reports false when the watch is over.
-func (w *watcher) send(ctx context.Context, ev *event, initial bool) bool {
-	out, ok := w.convert(ev, initial)
+func (w *watcher) send(ctx context.Context, ev *event) bool {
+	out, ok := w.convert(ev)
 	if !ok {
 		return true
 	}
@@ -134,7 +134,7 @@ func (w *watcher) send(ctx context.Context, ev *event, initial bool) bool {
 	}
 }
 
-func (w *watcher) convert(ev *event, initial bool) (watch.Event, bool) {
+func (w *watcher) convert(ev *event) (watch.Event, bool) {
 	if ev.typ == watch.Bookmark {
 		rv := ev.rv
 		if rv < w.lastRV {
@@ -148,14 +148,14 @@ func (w *watcher) convert(ev *event, initial bool) (watch.Event, bool) {
 		}
 		return watch.Event{Type: watch.Bookmark, Object: obj}, true
 	}
-	if !initial && ev.rv <= w.startRV {
+	if !ev.state && ev.rv <= w.startRV {
 		return watch.Event{}, false
 	}
 	if !w.wantsKey(ev.key) {
 		return watch.Event{}, false
 	}
 	cur := w.matches(ev.obj)
-	if initial {
+	if ev.state {
 		return watch.Event{Type: watch.Added, Object: ev.obj}, cur
 	}
 	old := ev.prev != nil && w.matches(ev.prev)

@@ -72,6 +72,7 @@ func Run(t *testing.T, newBackend NewBackend) {
 		{"Delete_ReturnsLastStateAtDeleteRevision", testDelete},
 		{"Delete_PreconditionsConflict", testDeletePreconditions},
 		{"Watch_SendsChangesAfterRevision", testWatch},
+		{"Watch_FromPastRevisionReplaysEventsWithTheirTypes", testWatchReplay},
 		{"Watch_FromZeroStartsWithCurrentState", testWatchFromZero},
 		{"Watch_PredicateTransitionsAddAndDelete", testWatchPredicate},
 		{"Watch_CompactedRevisionIsGone", testWatchCompacted},
@@ -445,6 +446,25 @@ func testWatch(t *testing.T, b Backend) {
 			t.Fatalf("%s rv %d, want %d", e.Type, rv(t, e.Object), want.rv)
 		}
 	}
+}
+
+// A watch from a revision already passed gets the changes since then as
+// they happened, not the current state.
+func testWatchReplay(t *testing.T, b Backend) {
+	created := create(t, b, "a", nil, "1")
+	updated := update(t, b, "a", "2")
+	if _, err := b.Storage.Delete(ctx(t), key(b, "a"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	w, err := b.Storage.Watch(ctx(t), b.Prefix, storage.WatchOptions{ResourceVersion: rv(t, created), Recursive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if e := expect(t, w, watch.Modified, "a"); rv(t, e.Object) != rv(t, updated) {
+		t.Fatalf("modified at %d, want %d", rv(t, e.Object), rv(t, updated))
+	}
+	expect(t, w, watch.Deleted, "a")
 }
 
 func testWatchFromZero(t *testing.T, b Backend) {
