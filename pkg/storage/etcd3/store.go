@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -31,7 +32,9 @@ type Store struct {
 	codec  storage.Codec
 	// newFunc builds the empty objects that carry bookmarks.
 	newFunc func() runtime.Object
-	decoded DecodedObjects
+	// decoded holds a DecodedObjects; it is set while the cache over this
+	// store may already be listing through it.
+	decoded atomic.Value
 }
 
 // DecodedObjects is a source of already decoded objects, such as a watch
@@ -50,14 +53,14 @@ func New(client *clientv3.Client, codec storage.Codec, newFunc func() runtime.Ob
 
 // UseDecoded makes lists take objects that d already decoded instead of
 // decoding them again: a paged list read from etcd then costs no decoding
-// and reuses the objects' memoized encodings. Call it before serving.
-func (s *Store) UseDecoded(d DecodedObjects) { s.decoded = d }
+// and reuses the objects' memoized encodings.
+func (s *Store) UseDecoded(d DecodedObjects) { s.decoded.Store(d) }
 
 // decodeShared decodes a listed key-value, or reuses the object d holds
 // for it; the result must not be mutated.
 func (s *Store) decodeShared(kv *mvccpb.KeyValue) (runtime.Object, error) {
-	if s.decoded != nil {
-		if obj := s.decoded.Decoded(string(kv.Key), kv.ModRevision); obj != nil {
+	if d, ok := s.decoded.Load().(DecodedObjects); ok {
+		if obj := d.Decoded(string(kv.Key), kv.ModRevision); obj != nil {
 			return obj, nil
 		}
 	}
