@@ -64,6 +64,15 @@ func TestPartialObjectMetadata_MetadataClientGetListWatchPatchDelete(t *testing.
 			if _, err := srv.Client.BatchV1().CronJobs(ns).Get(ctx(t), "meta", metav1.GetOptions{}); err == nil {
 				t.Fatal("cronjob still there after delete")
 			}
+			select {
+			case e := <-w.ResultChan():
+				pm, ok := e.Object.(*metav1.PartialObjectMetadata)
+				if e.Type != watch.Deleted || !ok || pm.Name != "meta" {
+					t.Fatalf("watch event %s %T %+v", e.Type, e.Object, e.Object)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no delete event")
+			}
 		})
 	}
 }

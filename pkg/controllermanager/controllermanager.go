@@ -15,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -165,12 +166,13 @@ func Run(ctx context.Context, opts Options) error {
 			delete(on, name)
 		}
 	}
+	health := &checks{}
 	if opts.SecurePort >= 0 {
-		if err := serveHealth(ctx, opts); err != nil {
+		if err := serveHealth(ctx, opts, health); err != nil {
 			return err
 		}
 	}
-	start := func(ctx context.Context) { runControllers(ctx, clients{client, dyn, mc}, on, opts) }
+	start := func(ctx context.Context) { runControllers(ctx, clients{client, dyn, mc}, on, opts, health) }
 	if !opts.LeaderElect {
 		start(ctx)
 		return nil
@@ -206,7 +208,7 @@ type clients struct {
 	metadata metadata.Interface
 }
 
-func runControllers(ctx context.Context, cs clients, on map[string]bool, opts Options) {
+func runControllers(ctx context.Context, cs clients, on map[string]bool, opts Options, health *checks) {
 	client := cs.typed
 	// The controllers never read managedFields; not caching them saves
 	// memory.
@@ -219,16 +221,19 @@ func runControllers(ctx context.Context, cs clients, on map[string]bool, opts Op
 		recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "cronjob-controller"})
 		c := cronjob.New(client, factory.Batch().V1().CronJobs(), factory.Batch().V1().Jobs(), recorder, opts.Clock)
 		runs = append(runs, func() { c.Run(ctx, opts.ConcurrentCronJobSyncs) })
+		health.add("cronjob")
 		klog.Info("started controller cronjob")
 	}
 	if on["namespace"] {
 		c := namespace.New(client, cs.dynamic, factory.Core().V1().Namespaces())
 		runs = append(runs, func() { c.Run(ctx, 2) })
+		health.add("namespace")
 		klog.Info("started controller namespace")
 	}
 	if on["garbagecollector"] {
 		c := garbagecollector.New(cs.metadata, client.Discovery())
 		runs = append(runs, func() { c.Run(ctx, opts.ConcurrentGCSyncs, opts.GCResync) })
+		health.add("garbagecollector")
 		klog.Info("started controller garbagecollector")
 	}
 	factory.Start(ctx.Done())
@@ -294,7 +299,44 @@ func elect(ctx context.Context, cfg *rest.Config, opts Options, start func(conte
 	return nil
 }
 
-func serveHealth(ctx context.Context, opts Options) error {
+// checks are the named health checks of /healthz: ping, and one per
+// started controller, as kube lists them (/healthz?verbose, /healthz/<name>).
+type checks struct {
+	mu    sync.Mutex
+	names []string
+}
+
+func (c *checks) add(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.names = append(c.names, name)
+}
+
+func (c *checks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	names := append([]string{"ping"}, c.names...)
+	c.mu.Unlock()
+	if name := strings.TrimPrefix(r.URL.Path, "/healthz/"); name != r.URL.Path {
+		if !contains(names, name) {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+		return
+	}
+	if _, verbose := r.URL.Query()["verbose"]; !verbose {
+		_, _ = w.Write([]byte("ok"))
+		return
+	}
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "[+]%s ok\n", n)
+	}
+	b.WriteString("healthz check passed\n")
+	_, _ = w.Write([]byte(b.String()))
+}
+
+func serveHealth(ctx context.Context, opts Options, health *checks) error {
 	dir, err := os.MkdirTemp("", "cronplane-controller-manager-")
 	if err != nil {
 		return err
@@ -310,7 +352,8 @@ func serveHealth(ctx context.Context, opts Options) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.Handle("/healthz", health)
+	mux.Handle("/healthz/", health)
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	ln, err := tls.Listen("tcp", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.SecurePort)), &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	if err != nil {
