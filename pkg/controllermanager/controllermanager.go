@@ -28,8 +28,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/metadata"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
@@ -60,8 +60,8 @@ type Options struct {
 	ConcurrentGCSyncs      int
 	// GCResync is how often the garbage collector reads discovery again
 	// to watch resources served since it started.
-	GCResync time.Duration
-	BindAddress            string
+	GCResync    time.Duration
+	BindAddress string
 	// SecurePort serves /healthz and /metrics over HTTPS; 0 picks a free
 	// port, -1 serves nothing.
 	SecurePort int

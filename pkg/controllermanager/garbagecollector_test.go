@@ -2,7 +2,9 @@ package controllermanager_test
 
 import (
 	"context"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,4 +172,44 @@ func createSuspendedCronJob(t *testing.T, ns, name string) *batchv1.CronJob {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// kubectl delete --cascade sends the propagation policies; with
+// --cascade=foreground and the default --wait it returns once the owner,
+// which waits for its dependents, is gone.
+func TestGarbageCollector_KubectlCascade(t *testing.T) {
+	path, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	kubectl := func(args ...string) string {
+		t.Helper()
+		c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(c, path, append([]string{"--kubeconfig", srv.KubeconfigPath}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	ns := newNamespace(t, "gc-kubectl")
+	startGC(t)
+	for _, cascade := range []string{"orphan", "foreground", "background"} {
+		cj := createSuspendedCronJob(t, ns, "cj-"+cascade)
+		ownedJob(t, ns, "job-"+cascade, nil, ownerRef(cj, true))
+		kubectl("-n", ns, "delete", "cronjob", cj.Name, "--cascade="+cascade)
+		if cascade == "foreground" {
+			// kubectl waited for the owner, so the blocking dependent is gone.
+			if err := getJob(ns, "job-foreground")(); !apierrors.IsNotFound(err) {
+				t.Fatalf("foreground: dependent still there: %v", err)
+			}
+		}
+	}
+	if out := kubectl("-n", ns, "get", "jobs", "-o", "name"); strings.TrimSpace(out) != "job.batch/job-orphan" {
+		gone(t, "the background dependent", getJob(ns, "job-background"))
+	}
+	j, err := srv.Client.BatchV1().Jobs(ns).Get(context.Background(), "job-orphan", metav1.GetOptions{})
+	if err != nil || len(j.OwnerReferences) != 0 {
+		t.Fatalf("orphaned Job: %v %+v", err, j)
+	}
 }

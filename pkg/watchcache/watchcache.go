@@ -86,12 +86,12 @@ type event struct {
 	// state marks an object of a watch's initial state, sent as ADDED;
 	// events replayed from the ring keep their own type.
 	state bool
-	typ        watch.EventType
-	key        string
-	obj        *storage.SharedObject
-	prev       *storage.SharedObject
-	rv         int64
-	at         time.Time
+	typ   watch.EventType
+	key   string
+	obj   *storage.SharedObject
+	prev  *storage.SharedObject
+	rv    int64
+	at    time.Time
 }
 
 // Cache is a storage.Interface serving reads from memory.
