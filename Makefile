@@ -18,6 +18,7 @@ run: build
 	DATA_DIR=$(DATA_DIR) PORT=$(PORT) BIN=$(BIN) hack/run.sh
 
 vet:
+	@out=$$(gofmt -l cmd pkg hack); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
 test: vet
