@@ -86,15 +86,18 @@ func TestPartialObjectMetadata_NegotiationFollowsTheVerb(t *testing.T) {
 	for _, tc := range []struct {
 		path, accept string
 		code         int
-		kind         string
+		kind         string // the 406 message for errors
 	}{
 		{path + "/neg", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", 200, "PartialObjectMetadata"},
 		{path + "/neg", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", 200, "PartialObjectMetadata"},
 		{path, "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", 200, "PartialObjectMetadataList"},
 		{path, "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1", 200, "PartialObjectMetadataList"},
-		// A list is not one object and one object is not a list.
-		{path, "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", 406, ""},
-		{path + "/neg", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", 406, ""},
+		// A list is not one object and one object is not a list; kube does
+		// not fall back to the next type then.
+		{path, "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json", 406,
+			"you requested PartialObjectMetadata, but the requested object is a list (*batch.CronJobList)"},
+		{path + "/neg", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", 406,
+			"you requested PartialObjectMetadataList, but the requested object is not a list (*batch.CronJob)"},
 		{path + "/neg", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v2", 406, ""},
 		{path + "/neg", "application/json;as=PartialObjectMetadata;g=example.com;v=v1", 406, ""},
 		// The fallback of a metadata client picks plain JSON.
@@ -106,6 +109,10 @@ func TestPartialObjectMetadata_NegotiationFollowsTheVerb(t *testing.T) {
 			continue
 		}
 		if tc.code != http.StatusOK {
+			var st metav1.Status
+			if err := json.Unmarshal(body, &st); err != nil || (tc.kind != "" && st.Message != tc.kind) {
+				t.Errorf("%s %s: %v %q", tc.path, tc.accept, err, st.Message)
+			}
 			continue
 		}
 		var out struct {

@@ -81,10 +81,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := &call{h: h, w: w, r: r, info: info, store: store, namespace: namespace}
-	opts := negotiation.Options{Protobuf: protobufCapable(res), Table: verb == "get" || verb == "list" || verb == "watch", Stream: verb == "watch",
-		List: verb == "list" || verb == "deletecollection"}
+	opts := negotiation.Options{Protobuf: protobufCapable(res), Table: verb == "get" || verb == "list" || verb == "watch", Stream: verb == "watch"}
 	if verb == "list" && isTrue(r.URL.Query().Get("watch")) {
-		opts.Stream, opts.List = true, false
+		opts.Stream = true
 	}
 	f, ok := negotiation.Negotiate(r.Header.Get("Accept"), opts)
 	if !ok {
@@ -158,7 +157,7 @@ func (c *call) transform(obj runtime.Object) (runtime.Object, error) {
 		}
 		return table.Convert(c.store.Resource, obj, include, c.format.AsVersion, time.Now())
 	case negotiation.AsPartialObjectMetadata, negotiation.AsPartialObjectMetadataList:
-		return partialMetadata(obj, c.format.AsVersion)
+		return partialMetadata(c.store.Resource, obj, c.format.As, c.format.AsVersion)
 	}
 	return obj, nil
 }

@@ -1,25 +1,38 @@
 package handler
 
 import (
+	"fmt"
+	"strings"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/cronplane/cronplane/pkg/negotiation"
 	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/response"
 	"github.com/cronplane/cronplane/pkg/storage"
 )
 
 // partialMetadata is the metadata-only form of an answer that metadata
 // clients (the garbage collector, the namespace controller) ask for:
 // objects become PartialObjectMetadata, lists PartialObjectMetadataList of
-// meta.k8s.io version; a Status stays as it is.
-func partialMetadata(obj runtime.Object, version string) (runtime.Object, error) {
+// meta.k8s.io version; a Status stays as it is. Asking for the one when the
+// answer is the other is a 406.
+func partialMetadata(res *registry.Resource, obj runtime.Object, as, version string) (runtime.Object, error) {
 	if _, ok := obj.(*metav1.Status); ok {
 		return obj, nil
 	}
-	l, ok := obj.(*registry.List)
-	if !ok {
+	l, isList := obj.(*registry.List)
+	// kube names its internal types in these messages.
+	typeName := "*" + internalPackage(res.Group) + "." + res.Kind
+	switch {
+	case isList && as != negotiation.AsPartialObjectMetadataList:
+		return nil, response.ErrNotAcceptable(fmt.Sprintf("you requested %s, but the requested object is a list (%sList)", as, typeName))
+	case !isList && as != negotiation.AsPartialObjectMetadata:
+		return nil, response.ErrNotAcceptable(fmt.Sprintf("you requested %s, but the requested object is not a list (%s)", as, typeName))
+	case !isList:
 		return partialObject(obj, version)
 	}
 	items := make([]metav1.PartialObjectMetadata, len(l.Items))
@@ -35,6 +48,15 @@ func partialMetadata(obj runtime.Object, version string) (runtime.Object, error)
 		return &metav1beta1.PartialObjectMetadataList{TypeMeta: typeMeta, ListMeta: l.ListMeta, Items: items}, nil
 	}
 	return &metav1.PartialObjectMetadataList{TypeMeta: typeMeta, ListMeta: l.ListMeta, Items: items}, nil
+}
+
+// internalPackage is the Go package of a group's internal types in kube:
+// core for the legacy group, else the group's first DNS label.
+func internalPackage(group string) string {
+	if group == "" {
+		return "core"
+	}
+	return strings.SplitN(group, ".", 2)[0]
 }
 
 func partialObject(obj runtime.Object, version string) (*metav1.PartialObjectMetadata, error) {

@@ -48,10 +48,6 @@ type Options struct {
 	Protobuf bool
 	// Table is true for get, list and watch, which can answer as a Table.
 	Table bool
-	// List is true when the answer is a collection (list,
-	// deletecollection): its metadata form is PartialObjectMetadataList;
-	// other answers, watch events included, take PartialObjectMetadata.
-	List bool
 	// Stream is true for watches, which have no YAML form.
 	Stream bool
 }
@@ -140,14 +136,9 @@ func match(r mediaRange, opts Options) (Format, bool) {
 		if !opts.Table || f.MediaType == Protobuf {
 			return f, false
 		}
-	case AsPartialObjectMetadata:
-		if opts.List {
-			return f, false
-		}
-	case AsPartialObjectMetadataList:
-		if !opts.List {
-			return f, false
-		}
+	case AsPartialObjectMetadata, AsPartialObjectMetadataList:
+		// Whether the answer is a list is checked when it is written, as
+		// kube does: a mismatch is a 406 of its own, not a fallback.
 	default:
 		return f, false
 	}
