@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/dynamic"
@@ -210,9 +211,7 @@ type clients struct {
 
 func runControllers(ctx context.Context, cs clients, on map[string]bool, opts Options, health *checks) {
 	client := cs.typed
-	// The controllers never read managedFields; not caching them saves
-	// memory.
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(stripManagedFields))
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(trimCached))
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
@@ -244,10 +243,16 @@ func runControllers(ctx context.Context, cs clients, on map[string]bool, opts Op
 	factory.Shutdown()
 }
 
-// stripManagedFields drops metadata.managedFields from cached objects.
-func stripManagedFields(obj interface{}) (interface{}, error) {
+// trimCached drops from cached objects what no controller reads, to save
+// memory: managedFields everywhere, and a CronJob's own labels and
+// annotations (the controller copies those of its Job template; its status
+// writes keep the stored metadata, as the status subresource does in kube).
+func trimCached(obj interface{}) (interface{}, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
+	}
+	if cj, ok := obj.(*batchv1.CronJob); ok {
+		cj.Labels, cj.Annotations = nil, nil
 	}
 	return obj, nil
 }

@@ -86,7 +86,7 @@ func newNamespace(t *testing.T, base string) string {
 func createCronJob(t *testing.T, ns, name string) *batchv1.CronJob {
 	t.Helper()
 	cj := &batchv1.CronJob{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}, Annotations: map[string]string{"note": "kept"}},
 		Spec: batchv1.CronJobSpec{
 			Schedule: "* * * * *",
 			JobTemplate: batchv1.JobTemplateSpec{
@@ -137,6 +137,11 @@ func TestCronJobController_CreatesJobAndTracksItsCompletion(t *testing.T) {
 		got, err := srv.Client.BatchV1().CronJobs(ns).Get(context.Background(), "tick", metav1.GetOptions{})
 		return err == nil && len(got.Status.Active) == 1 && got.Status.LastScheduleTime != nil, err
 	})
+	// The controller caches CronJobs without their own labels and
+	// annotations; its status writes must not lose them.
+	if got, err := srv.Client.BatchV1().CronJobs(ns).Get(context.Background(), "tick", metav1.GetOptions{}); err != nil || got.Labels["app"] != "tick" || got.Annotations["note"] != "kept" {
+		t.Fatalf("CronJob metadata after status writes: %v %+v", err, got.ObjectMeta)
+	}
 	waitFor(t, "a SuccessfulCreate event", func() (bool, error) {
 		evs, err := srv.Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "reason=SuccessfulCreate"})
 		return err == nil && len(evs.Items) > 0, err

@@ -82,15 +82,20 @@ func New(client metadata.Interface, disc discovery.DiscoveryInterface) *Collecto
 		client:    client,
 		discovery: disc,
 		mapper:    restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
-		factory:   metadatainformer.NewSharedInformerFactoryWithOptions(client, 0, metadatainformer.WithTransform(stripManagedFields)),
+		factory:   metadatainformer.NewSharedInformerFactoryWithOptions(client, 0, metadatainformer.WithTransform(keepOwnership)),
 		queue:     workqueue.NewNamedRateLimitingQueue(workqueue.DefaultControllerRateLimiter(), "garbage_collector"),
 		informers: map[schema.GroupVersionResource]cache.SharedIndexInformer{},
 	}
 }
 
-func stripManagedFields(obj interface{}) (interface{}, error) {
+// keepOwnership drops from cached objects the metadata the collector never
+// reads (labels, annotations, managedFields): it caches every object of
+// every resource, so this is most of its memory.
+func keepOwnership(obj interface{}) (interface{}, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
+		m.SetLabels(nil)
+		m.SetAnnotations(nil)
 	}
 	return obj, nil
 }
