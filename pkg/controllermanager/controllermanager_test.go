@@ -213,6 +213,28 @@ func TestNamespaceController_EmptiesAndRemovesATerminatingNamespace(t *testing.T
 }
 
 func TestHealthAndMetrics_ServedOverHTTPS(t *testing.T) {
+	get, _ := runServing(t, srv.ControllerManagerKubeconfigPath, "namespace")
+	waitFor(t, "/healthz", func() (bool, error) {
+		code, body := get("/healthz")
+		return code == 200 && body == "ok", nil
+	})
+	waitFor(t, "the namespace controller's check", func() (bool, error) {
+		code, body := get("/healthz/namespace")
+		return code == 200 && body == "ok", nil
+	})
+	if code, _ := get("/healthz/cronjob"); code != 404 {
+		t.Fatalf("/healthz/cronjob of a controller not started: %d", code)
+	}
+	if code, body := get("/metrics"); code != 200 || !strings.Contains(body, "go_goroutines") {
+		t.Fatalf("/metrics: %d %.200s", code, body)
+	}
+}
+
+// runServing runs a controller-manager against kubeconfig, without leader
+// election, with /healthz and /metrics on a free port; get reads a path
+// there.
+func runServing(t *testing.T, kubeconfig string, controllers ...string) (get func(path string) (int, string), stop func()) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -220,31 +242,38 @@ func TestHealthAndMetrics_ServedOverHTTPS(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	opts := controllermanager.DefaultOptions()
-	opts.Kubeconfig = srv.ControllerManagerKubeconfigPath
+	opts.Kubeconfig = kubeconfig
 	opts.LeaderElect = false
 	opts.SecurePort = port
-	opts.Controllers = []string{"namespace"}
-	go func() { _ = controllermanager.Run(ctx, opts) }()
+	opts.Clock = aheadClock{}
+	if len(controllers) > 0 {
+		opts.Controllers = controllers
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := controllermanager.Run(ctx, opts); err != nil {
+			t.Logf("controller-manager: %v", err)
+		}
+	}()
+	stop = func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+		}
+	}
+	t.Cleanup(stop)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	base := fmt.Sprintf("https://127.0.0.1:%d", port)
-	waitFor(t, "/healthz", func() (bool, error) {
-		resp, err := client.Get(base + "/healthz")
+	get = func(path string) (int, string) {
+		resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d%s", port, path))
 		if err != nil {
-			return false, nil
+			return 0, ""
 		}
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode == 200 && string(body) == "ok", nil
-	})
-	resp, err := client.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+		return resp.StatusCode, string(body)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 || !strings.Contains(string(body), "go_goroutines") {
-		t.Fatalf("/metrics: %d %.200s", resp.StatusCode, body)
-	}
+	return get, stop
 }

@@ -2,15 +2,9 @@ package controllermanager_test
 
 import (
 	"context"
-	"crypto/tls"
-	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,52 +12,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/apiserver"
 	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
-	"github.com/cronplane/cronplane/pkg/controllermanager"
 )
-
-// runServing runs a controller-manager against kubeconfig with /healthz on
-// a free port, and returns a function that reads /healthz?verbose.
-func runServing(t *testing.T, kubeconfig string) (healthz func() string, stop func()) {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	opts := controllermanager.DefaultOptions()
-	opts.Kubeconfig = kubeconfig
-	opts.LeaderElect = false
-	opts.SecurePort = port
-	opts.Clock = aheadClock{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := controllermanager.Run(ctx, opts); err != nil {
-			t.Logf("controller-manager: %v", err)
-		}
-	}()
-	stop = func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-		}
-	}
-	t.Cleanup(stop)
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	healthz = func() string {
-		resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d/healthz?verbose", port))
-		if err != nil {
-			return ""
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return string(body)
-	}
-	return healthz, stop
-}
 
 // kube's behaviour: the controller-manager reads discovery at start, so a
 // controller whose group is off stays off until it is restarted after the
@@ -76,7 +25,8 @@ func TestRuntimeConfig_CronJobControllerFollowsServedBatchAcrossRestarts(t *test
 	if err != nil {
 		t.Fatal(err)
 	}
-	healthz, stop := runServing(t, off.ControllerManagerKubeconfigPath)
+	get, stop := runServing(t, off.ControllerManagerKubeconfigPath)
+	healthz := func() string { _, body := get("/healthz?verbose"); return body }
 	waitFor(t, "the other controllers to start", func() (bool, error) {
 		h := healthz()
 		return strings.Contains(h, "[+]namespace ok") && strings.Contains(h, "[+]garbagecollector ok"), nil
@@ -105,7 +55,7 @@ func TestRuntimeConfig_CronJobControllerFollowsServedBatchAcrossRestarts(t *test
 	if _, err := on.Client.BatchV1().CronJobs("back").Create(context.Background(), cj, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	healthz, _ = runServing(t, on.ControllerManagerKubeconfigPath)
+	get, _ = runServing(t, on.ControllerManagerKubeconfigPath)
 	waitFor(t, "the cronjob controller to start and create a Job", func() (bool, error) {
 		jobs, err := on.Client.BatchV1().Jobs("back").List(context.Background(), metav1.ListOptions{})
 		return err == nil && len(jobs.Items) > 0 && strings.Contains(healthz(), "[+]cronjob ok"), nil

@@ -348,17 +348,24 @@ func (c *Collector) resource(it item) metadata.ResourceInterface {
 	return c.client.Resource(it.Resource).Namespace(it.Namespace)
 }
 
-// process looks at one object, read live.
-func (c *Collector) process(ctx context.Context, it item) error {
+// live reads the object an item names; nil without an error when it is
+// gone or was replaced by another of the same name.
+func (c *Collector) live(ctx context.Context, it item) (*metav1.PartialObjectMetadata, error) {
 	live, err := c.resource(it).Get(ctx, it.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil
+		return nil, nil
 	}
-	if err != nil {
+	if err != nil || live.UID != it.UID {
+		return nil, err
+	}
+	return live, nil
+}
+
+// process looks at one object, read live.
+func (c *Collector) process(ctx context.Context, it item) error {
+	live, err := c.live(ctx, it)
+	if live == nil {
 		return err
-	}
-	if live.UID != it.UID {
-		return nil
 	}
 	if live.DeletionTimestamp != nil {
 		switch {
@@ -518,15 +525,9 @@ func (c *Collector) removeFinalizer(ctx context.Context, it item, finalizer stri
 // conflicts. A missing object or a changed UID ends it quietly.
 func (c *Collector) patchMetadata(ctx context.Context, it item, change func(*metav1.PartialObjectMetadata) (field string, value interface{}, changed bool)) error {
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		live, err := c.resource(it).Get(ctx, it.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
+		live, err := c.live(ctx, it)
+		if live == nil {
 			return err
-		}
-		if live.UID != it.UID {
-			return nil
 		}
 		field, value, changed := change(live)
 		if !changed {
