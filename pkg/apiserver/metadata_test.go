@@ -110,7 +110,7 @@ func TestPartialObjectMetadata_NegotiationFollowsTheVerb(t *testing.T) {
 		}
 		if tc.code != http.StatusOK {
 			var st metav1.Status
-			if err := json.Unmarshal(body, &st); err != nil || (tc.kind != "" && st.Message != tc.kind) {
+			if err := json.Unmarshal(body, &st); err != nil || (tc.kind != "" && (st.Message != tc.kind || st.Details != nil)) {
 				t.Errorf("%s %s: %v %q", tc.path, tc.accept, err, st.Message)
 			}
 			continue

@@ -2,8 +2,10 @@ package handler
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
@@ -11,7 +13,6 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/negotiation"
 	"github.com/cronplane/cronplane/pkg/registry"
-	"github.com/cronplane/cronplane/pkg/response"
 	"github.com/cronplane/cronplane/pkg/storage"
 )
 
@@ -29,9 +30,9 @@ func partialMetadata(res *registry.Resource, obj runtime.Object, as, version str
 	typeName := "*" + internalPackage(res.Group) + "." + res.Kind
 	switch {
 	case isList && as != negotiation.AsPartialObjectMetadataList:
-		return nil, response.ErrNotAcceptable(fmt.Sprintf("you requested %s, but the requested object is a list (%sList)", as, typeName))
+		return nil, notAcceptable(fmt.Sprintf("you requested %s, but the requested object is a list (%sList)", as, typeName))
 	case !isList && as != negotiation.AsPartialObjectMetadata:
-		return nil, response.ErrNotAcceptable(fmt.Sprintf("you requested %s, but the requested object is not a list (%s)", as, typeName))
+		return nil, notAcceptable(fmt.Sprintf("you requested %s, but the requested object is not a list (%s)", as, typeName))
 	case !isList:
 		return partialObject(obj, version)
 	}
@@ -48,6 +49,14 @@ func partialMetadata(res *registry.Resource, obj runtime.Object, as, version str
 		return &metav1beta1.PartialObjectMetadataList{TypeMeta: typeMeta, ListMeta: l.ListMeta, Items: items}, nil
 	}
 	return &metav1.PartialObjectMetadataList{TypeMeta: typeMeta, ListMeta: l.ListMeta, Items: items}, nil
+}
+
+// notAcceptable is the 406 of a transform that does not fit the answer;
+// unlike negotiation's 406 kube sends it without details.
+func notAcceptable(msg string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable, Message: msg,
+	}}
 }
 
 // internalPackage is the Go package of a group's internal types in kube:
