@@ -73,8 +73,9 @@ func partialObject(obj runtime.Object, version string) (*metav1.PartialObjectMet
 	if err != nil {
 		return nil, err
 	}
-	pm := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/" + version}}
-	// Shared objects are read-only: the metadata is copied, not aliased.
-	meta.AsPartialObjectMetadata(m).ObjectMeta.DeepCopyInto(&pm.ObjectMeta)
+	// The answer is only encoded, so it may share the read-only object's
+	// maps and slices.
+	pm := meta.AsPartialObjectMetadata(m)
+	pm.TypeMeta = metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/" + version}
 	return pm, nil
 }

@@ -86,8 +86,10 @@ func partialMetadata(obj runtime.Object, version string) (*metav1.PartialObjectM
 	if err != nil {
 		return nil, err
 	}
-	pm := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/" + version}}
-	meta.AsPartialObjectMetadata(m).ObjectMeta.DeepCopyInto(&pm.ObjectMeta)
+	// The row is only encoded: it may share the read-only object's maps
+	// and slices, and a list of thousands of rows copies none of them.
+	pm := meta.AsPartialObjectMetadata(m)
+	pm.TypeMeta = metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/" + version}
 	pm.ManagedFields = nil
 	return pm, nil
 }
