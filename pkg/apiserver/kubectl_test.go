@@ -129,6 +129,13 @@ func TestKubectl_ExplainCreateValidationAndClientSideApply(t *testing.T) {
 		t.Fatalf("create -f with an unknown field: %v\n%s", err, out)
 	}
 	mustKubectl(t, "-n", ns, "create", "-f", badPath, "--validate=false")
+	// A v1 List is validated client-side against /openapi/v2 in protobuf.
+	list := `{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"in-a-list"}}]}`
+	listPath := t.TempDir() + "/list.json"
+	if err := os.WriteFile(listPath, []byte(list), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustKubectl(t, "-n", ns, "create", "-f", listPath)
 	mustKubectl(t, "-n", ns, "delete", "cj", "applied")
 	mustKubectl(t, "-n", ns, "apply", "-f", writeManifest(t, "@hourly"))
 	mustKubectl(t, "-n", ns, "apply", "-f", writeManifest(t, "@daily"))

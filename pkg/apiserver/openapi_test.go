@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
+	openapi_v3 "github.com/google/gnostic-models/openapiv3"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -58,7 +59,8 @@ func TestOpenAPI_V2JSONAndProtobuf(t *testing.T) {
 		t.Fatalf("v2 JSON: %v", err)
 	}
 	resp, body := get(t, "/openapi/v2", map[string]string{"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"})
-	if resp.Header.Get("Content-Type") != "application/com.github.proto-openapi.spec.v2@v1.0+protobuf" {
+	// kube answers with a spelling client-go can parse.
+	if resp.Header.Get("Content-Type") != "application/com.github.proto-openapi.spec.v2.v1.0+protobuf" {
 		t.Fatalf("content type %q", resp.Header.Get("Content-Type"))
 	}
 	var pb openapi_v2.Document
@@ -73,5 +75,44 @@ func TestOpenAPI_V2JSONAndProtobuf(t *testing.T) {
 	}
 	if !found || pb.GetSwagger() != "2.0" {
 		t.Fatal("protobuf v2 document lacks the CronJob definition")
+	}
+}
+
+func TestOpenAPI_NegotiatesAsKubeDoes(t *testing.T) {
+	const (
+		v2pb = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+		v3pb = "application/com.github.proto-openapi.spec.v3.v1.0+protobuf"
+	)
+	for _, tc := range []struct {
+		path, accept string
+		code         int
+		contentType  string
+	}{
+		{"/openapi/v2", "", 200, "application/json"},
+		{"/openapi/v2", "*/*", 200, "application/json"},
+		{"/openapi/v2", "application/*", 200, "application/json"},
+		{"/openapi/v2", v2pb, 200, v2pb},
+		{"/openapi/v2", "application/json;q=0.5, application/com.github.proto-openapi.spec.v2@v1.0+protobuf", 200, v2pb},
+		{"/openapi/v2", "foo/bar", 406, ""},
+		{"/openapi/v2", "application/com.github.proto-openapi.spec.v3@v1.0+protobuf", 406, ""},
+		{"/openapi/v3/apis/batch/v1", "application/com.github.proto-openapi.spec.v3@v1.0+protobuf", 200, v3pb},
+		{"/openapi/v3/apis/batch/v1", v3pb, 200, v3pb},
+		{"/openapi/v3/apis/batch/v1", "application/json", 200, "application/json"},
+		{"/openapi/v3/apis/batch/v1", v2pb, 406, ""},
+	} {
+		resp, body := get(t, tc.path, map[string]string{"Accept": tc.accept})
+		if resp.StatusCode != tc.code || (tc.code == 200 && resp.Header.Get("Content-Type") != tc.contentType) {
+			t.Errorf("%s [%s]: %d %q", tc.path, tc.accept, resp.StatusCode, resp.Header.Get("Content-Type"))
+			continue
+		}
+		if tc.code == 406 && len(body) != 0 {
+			t.Errorf("%s [%s]: 406 with a body %q", tc.path, tc.accept, body)
+		}
+		if tc.contentType == v3pb {
+			var doc openapi_v3.Document
+			if err := proto.Unmarshal(body, &doc); err != nil || doc.GetComponents().GetSchemas() == nil || !strings.HasPrefix(doc.GetOpenapi(), "3.") {
+				t.Errorf("v3 protobuf: %v", err)
+			}
+		}
 	}
 }

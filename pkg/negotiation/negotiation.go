@@ -7,6 +7,7 @@
 package negotiation
 
 import (
+	"fmt"
 	"mime"
 	"sort"
 	"strconv"
@@ -68,7 +69,11 @@ func parseAccept(header string) []mediaRange {
 		}
 		typ, params, err := mime.ParseMediaType(part)
 		if err != nil {
-			continue
+			// Names such as OpenAPI's "...spec.v2@v1.0+protobuf" are not
+			// RFC media types, but clients send them.
+			if typ, params, err = lenientMediaType(part); err != nil {
+				continue
+			}
 		}
 		q := 1.0
 		if v, ok := params["q"]; ok {
@@ -84,6 +89,43 @@ func parseAccept(header string) []mediaRange {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].q > out[j].q })
 	return out
+}
+
+// lenientMediaType splits "type/subtype; k=v" without RFC 2045's token
+// rules.
+func lenientMediaType(s string) (string, map[string]string, error) {
+	parts := strings.Split(s, ";")
+	typ := strings.ToLower(strings.TrimSpace(parts[0]))
+	if !strings.Contains(typ, "/") || strings.ContainsAny(typ, " \t\"") {
+		return "", nil, fmt.Errorf("invalid media type %q", s)
+	}
+	params := map[string]string{}
+	for _, p := range parts[1:] {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok {
+			continue
+		}
+		params[strings.ToLower(strings.TrimSpace(k))] = strings.Trim(strings.TrimSpace(v), `"`)
+	}
+	return typ, params, nil
+}
+
+// Pick returns the first of offers, in the client's order of preference
+// (q-values, then position; wildcards match any offer of their range), or
+// false when the Accept header allows none. An empty header takes the
+// first offer.
+func Pick(accept string, offers []string) (string, bool) {
+	if strings.TrimSpace(accept) == "" {
+		return offers[0], true
+	}
+	for _, r := range parseAccept(accept) {
+		for _, o := range offers {
+			if r.typ == "*/*" || r.typ == o || (strings.HasSuffix(r.typ, "/*") && strings.HasPrefix(o, strings.TrimSuffix(r.typ, "*"))) {
+				return o, true
+			}
+		}
+	}
+	return "", false
 }
 
 // Negotiate picks the representation for an Accept header; ok is false

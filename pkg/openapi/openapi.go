@@ -10,17 +10,40 @@ import (
 	"strings"
 
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
+	openapi_v3 "github.com/google/gnostic-models/openapiv3"
 	"google.golang.org/protobuf/proto"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cronplane/cronplane/pkg/discovery"
+	"github.com/cronplane/cronplane/pkg/negotiation"
 	"github.com/cronplane/cronplane/pkg/registry"
 	"github.com/cronplane/cronplane/pkg/response"
 )
 
-// v2ProtobufType is the protobuf form of the OpenAPI v2 document.
-const v2ProtobufType = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+// The protobuf forms of the OpenAPI documents. Clients ask for either
+// spelling; kube answers with the one Go's mime package can parse, which
+// client-go requires.
+const (
+	v2ProtobufType = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+	v3ProtobufType = "application/com.github.proto-openapi.spec.v3.v1.0+protobuf"
+)
+
+var (
+	v2Offers = []string{"application/json", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf", v2ProtobufType}
+	v3Offers = []string{"application/json", "application/com.github.proto-openapi.spec.v3@v1.0+protobuf", v3ProtobufType}
+)
+
+// pick negotiates a document's form: JSON or protobuf. Like kube, it
+// answers 406 with an empty body when the client accepts neither.
+func pick(w http.ResponseWriter, r *http.Request, offers []string) (protobuf, ok bool) {
+	typ, ok := negotiation.Pick(r.Header.Get("Accept"), offers)
+	if !ok {
+		w.WriteHeader(http.StatusNotAcceptable)
+		return false, false
+	}
+	return typ != "application/json", true
+}
 
 // Handler serves the OpenAPI documents of a Registry.
 type Handler struct {
@@ -71,11 +94,31 @@ func build(resources []*registry.Resource, s *schemas) map[string]interface{} {
 }
 
 func param(name, in, typ, description string) map[string]interface{} {
-	p := map[string]interface{}{"name": name, "in": in, "description": description, "uniqueItems": true}
+	p := map[string]interface{}{"name": name, "in": in, "description": description, "type": typ, "uniqueItems": true}
 	if in == "path" {
 		p["required"] = true
 	}
 	return p
+}
+
+// params writes parameters as the document's version wants them: v2 puts
+// type and uniqueItems on the parameter, v3 in its schema.
+func (s *schemas) params(ps []map[string]interface{}) []interface{} {
+	out := make([]interface{}, 0, len(ps))
+	for _, p := range ps {
+		cp := map[string]interface{}{}
+		for k, v := range p {
+			if s.v3 && (k == "type" || k == "uniqueItems") {
+				continue
+			}
+			cp[k] = v
+		}
+		if s.v3 {
+			cp["schema"] = Schema{"type": p["type"], "uniqueItems": true}
+		}
+		out = append(out, cp)
+	}
+	return out
 }
 
 var (
@@ -112,7 +155,7 @@ func addPaths(paths map[string]interface{}, res *registry.Resource, s *schemas, 
 		collection = base + "/namespaces/{namespace}/" + res.Plural
 		pathParams = append(pathParams, param("namespace", "path", "string", "object name and auth scope"))
 	}
-	coll := map[string]interface{}{"parameters": append(append([]map[string]interface{}{}, pathParams...), prettyParam)}
+	coll := map[string]interface{}{"parameters": s.params(append(append([]map[string]interface{}{}, pathParams...), prettyParam))}
 	for _, verb := range res.ServedVerbs() {
 		switch verb {
 		case "list":
@@ -125,7 +168,7 @@ func addPaths(paths map[string]interface{}, res *registry.Resource, s *schemas, 
 	}
 	paths[collection] = coll
 	itemParams := append(append([]map[string]interface{}{param("name", "path", "string", "name of the object")}, pathParams...), prettyParam)
-	item := map[string]interface{}{"parameters": itemParams}
+	item := map[string]interface{}{"parameters": s.params(itemParams)}
 	for _, verb := range res.ServedVerbs() {
 		switch verb {
 		case "get":
@@ -141,7 +184,7 @@ func addPaths(paths map[string]interface{}, res *registry.Resource, s *schemas, 
 	paths[collection+"/{name}"] = item
 	for sub := range res.Subresources {
 		paths[collection+"/{name}/"+sub] = map[string]interface{}{
-			"parameters": itemParams,
+			"parameters": s.params(itemParams),
 			"get":        op(res, s, "get", gvk, objName, nil),
 			"put":        op(res, s, "put", gvk, objName, writeParams),
 			"patch":      op(res, s, "patch", gvk, objName, append(append([]map[string]interface{}{}, writeParams...), forceParam)),
@@ -153,31 +196,11 @@ func addPaths(paths map[string]interface{}, res *registry.Resource, s *schemas, 
 // their schemas.
 func op(res *registry.Resource, s *schemas, action string, gvk map[string]string, schemaName string, params []map[string]interface{}) map[string]interface{} {
 	ref := Schema{"$ref": s.refPrefix + schemaName}
-	typed := make([]interface{}, 0, len(params))
-	for _, p := range params {
-		cp := map[string]interface{}{}
-		for k, v := range p {
-			cp[k] = v
-		}
-		t := "string"
-		switch p["name"] {
-		case "allowWatchBookmarks", "sendInitialEvents", "watch", "force":
-			t = "boolean"
-		case "limit", "timeoutSeconds":
-			t = "integer"
-		}
-		if s.v3 {
-			cp["schema"] = Schema{"type": t}
-		} else {
-			cp["type"] = t
-		}
-		typed = append(typed, cp)
-	}
 	o := map[string]interface{}{
 		"operationId":                     action + res.Kind,
 		"x-kubernetes-action":             action,
 		"x-kubernetes-group-version-kind": gvk,
-		"parameters":                      typed,
+		"parameters":                      s.params(params),
 	}
 	media := []string{"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}
 	if s.v3 {
@@ -201,7 +224,7 @@ func op(res *registry.Resource, s *schemas, action string, gvk map[string]string
 		o["responses"] = map[string]interface{}{"200": map[string]interface{}{"description": "OK", "schema": ref}}
 		o["produces"] = media
 		if action == "post" || action == "put" || action == "patch" {
-			o["parameters"] = append(typed, map[string]interface{}{"name": "body", "in": "body", "required": true, "schema": ref})
+			o["parameters"] = append(s.params(params), map[string]interface{}{"name": "body", "in": "body", "required": true, "schema": ref})
 		}
 		if action == "patch" {
 			o["consumes"] = []string{"application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"}
@@ -243,42 +266,37 @@ func (h *Handler) v3(gv schema.GroupVersion) ([]byte, bool, error) {
 	return data, true, err
 }
 
-// ServeV2 answers /openapi/v2, as JSON or as protobuf when the client
-// prefers it, as kubectl does.
+// ServeV2 answers /openapi/v2, as JSON or, as kubectl asks for it,
+// protobuf.
 func (h *Handler) ServeV2(w http.ResponseWriter, r *http.Request) {
+	protobuf, ok := pick(w, r, v2Offers)
+	if !ok {
+		return
+	}
 	data, err := h.v2()
 	if err != nil {
 		response.WriteError(w, r, err)
 		return
 	}
-	if prefersProtobuf(r.Header.Get("Accept"), v2ProtobufType) {
-		doc, err := openapi_v2.ParseDocument(data)
-		if err != nil {
-			response.WriteError(w, r, err)
-			return
-		}
-		pb, err := proto.Marshal(doc)
-		if err != nil {
-			response.WriteError(w, r, err)
-			return
-		}
-		response.WriteBytes(w, r, http.StatusOK, v2ProtobufType, pb)
+	if !protobuf {
+		response.WriteBytes(w, r, http.StatusOK, "application/json", data)
 		return
 	}
-	response.WriteBytes(w, r, http.StatusOK, "application/json", data)
+	doc, err := openapi_v2.ParseDocument(data)
+	if err != nil {
+		response.WriteError(w, r, err)
+		return
+	}
+	writeProto(w, r, v2ProtobufType, doc)
 }
 
-func prefersProtobuf(accept, protobufType string) bool {
-	for _, part := range strings.Split(accept, ",") {
-		mt := strings.TrimSpace(strings.Split(part, ";")[0])
-		switch mt {
-		case protobufType:
-			return true
-		case "application/json", "*/*":
-			return false
-		}
+func writeProto(w http.ResponseWriter, r *http.Request, contentType string, doc proto.Message) {
+	pb, err := proto.Marshal(doc)
+	if err != nil {
+		response.WriteError(w, r, err)
+		return
 	}
-	return false
+	response.WriteBytes(w, r, http.StatusOK, contentType, pb)
 }
 
 // ServeV3Index answers /openapi/v3: the path of each group version's
@@ -323,12 +341,26 @@ func (h *Handler) ServeV3(w http.ResponseWriter, r *http.Request, path string) {
 	switch {
 	case err != nil:
 		response.WriteError(w, r, err)
+		return
 	case !ok:
 		response.WriteError(w, r, response.ErrNotFound())
-	default:
-		if r.URL.Query().Get("hash") != "" {
-			w.Header().Set("Cache-Control", "public, immutable")
-		}
-		response.WriteBytes(w, r, http.StatusOK, "application/json", data)
+		return
 	}
+	protobuf, ok := pick(w, r, v3Offers)
+	if !ok {
+		return
+	}
+	if r.URL.Query().Get("hash") != "" {
+		w.Header().Set("Cache-Control", "public, immutable")
+	}
+	if !protobuf {
+		response.WriteBytes(w, r, http.StatusOK, "application/json", data)
+		return
+	}
+	doc, err := openapi_v3.ParseDocument(data)
+	if err != nil {
+		response.WriteError(w, r, err)
+		return
+	}
+	writeProto(w, r, v3ProtobufType, doc)
 }
