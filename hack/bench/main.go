@@ -212,24 +212,6 @@ func (b *bench) do(method, path, body string, want int) []byte {
 	return b.doType(method, path, body, "", want)
 }
 
-func (b *bench) doAccept(method, path, accept string, want int) []byte {
-	req, err := http.NewRequest(method, b.url+path, nil)
-	check(err)
-	req.Header.Set("Authorization", "Bearer "+b.token)
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
-	resp, err := b.client.Do(req)
-	check(err)
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	check(err)
-	if resp.StatusCode != want {
-		log.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, data)
-	}
-	return data
-}
-
 // read GETs path into buf, replacing its content, and returns the size.
 func (b *bench) read(path, accept string, buf *bytes.Buffer) int {
 	req, err := http.NewRequest("GET", b.url+path, nil)

@@ -6,14 +6,13 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/cronplane/cronplane/pkg/negotiation"
 	"github.com/cronplane/cronplane/pkg/registry"
-	"github.com/cronplane/cronplane/pkg/storage"
+	"github.com/cronplane/cronplane/pkg/table"
 )
 
 // partialMetadata is the metadata-only form of an answer that metadata
@@ -34,11 +33,11 @@ func partialMetadata(res *registry.Resource, obj runtime.Object, as, version str
 	case !isList && as != negotiation.AsPartialObjectMetadata:
 		return nil, notAcceptable(fmt.Sprintf("you requested %s, but the requested object is not a list (%s)", as, typeName))
 	case !isList:
-		return partialObject(obj, version)
+		return table.PartialObjectMetadata(obj, version)
 	}
 	items := make([]metav1.PartialObjectMetadata, len(l.Items))
 	for i, it := range l.Items {
-		pm, err := partialObject(it, version)
+		pm, err := table.PartialObjectMetadata(it, version)
 		if err != nil {
 			return nil, err
 		}
@@ -66,16 +65,4 @@ func internalPackage(group string) string {
 		return "core"
 	}
 	return strings.SplitN(group, ".", 2)[0]
-}
-
-func partialObject(obj runtime.Object, version string) (*metav1.PartialObjectMetadata, error) {
-	m, err := meta.Accessor(storage.Unwrap(obj))
-	if err != nil {
-		return nil, err
-	}
-	// The answer is only encoded, so it may share the read-only object's
-	// maps and slices.
-	pm := meta.AsPartialObjectMetadata(m)
-	pm.TypeMeta = metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/" + version}
-	return pm, nil
 }

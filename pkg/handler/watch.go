@@ -62,7 +62,7 @@ func (c *call) serveWatch(opts metav1.ListOptions, pred storage.SelectionPredica
 				e.Object = &t.Table
 			case c.format.As == negotiation.AsPartialObjectMetadata || c.format.As == negotiation.AsPartialObjectMetadataList:
 				// Bookmarks too: a metadata client decodes only meta.k8s.io kinds.
-				pm, err := partialObject(e.Object, c.format.AsVersion)
+				pm, err := table.PartialObjectMetadata(e.Object, c.format.AsVersion)
 				if err != nil {
 					return
 				}

@@ -278,19 +278,21 @@ func (h *Handler) ServeV2(w http.ResponseWriter, r *http.Request) {
 		response.WriteError(w, r, err)
 		return
 	}
+	writeDocument(w, r, data, protobuf, v2ProtobufType, func(b []byte) (proto.Message, error) { return openapi_v2.ParseDocument(b) })
+}
+
+// writeDocument writes a JSON document as it is, or in its protobuf form
+// of contentType, parsed by parse.
+func writeDocument(w http.ResponseWriter, r *http.Request, data []byte, protobuf bool, contentType string, parse func([]byte) (proto.Message, error)) {
 	if !protobuf {
 		response.WriteBytes(w, r, http.StatusOK, "application/json", data)
 		return
 	}
-	doc, err := openapi_v2.ParseDocument(data)
+	doc, err := parse(data)
 	if err != nil {
 		response.WriteError(w, r, err)
 		return
 	}
-	writeProto(w, r, v2ProtobufType, doc)
-}
-
-func writeProto(w http.ResponseWriter, r *http.Request, contentType string, doc proto.Message) {
 	pb, err := proto.Marshal(doc)
 	if err != nil {
 		response.WriteError(w, r, err)
@@ -353,14 +355,5 @@ func (h *Handler) ServeV3(w http.ResponseWriter, r *http.Request, path string) {
 	if r.URL.Query().Get("hash") != "" {
 		w.Header().Set("Cache-Control", "public, immutable")
 	}
-	if !protobuf {
-		response.WriteBytes(w, r, http.StatusOK, "application/json", data)
-		return
-	}
-	doc, err := openapi_v3.ParseDocument(data)
-	if err != nil {
-		response.WriteError(w, r, err)
-		return
-	}
-	writeProto(w, r, v3ProtobufType, doc)
+	writeDocument(w, r, data, protobuf, v3ProtobufType, func(b []byte) (proto.Message, error) { return openapi_v3.ParseDocument(b) })
 }

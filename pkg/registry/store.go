@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
@@ -690,7 +691,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 			return nil, false, err
 		}
 		finalizers := s.deletionFinalizers(m.GetFinalizers(), opts)
-		changed := !sameSet(finalizers, m.GetFinalizers())
+		changed := !sets.New(finalizers...).Equal(sets.New(m.GetFinalizers()...))
 		keep := len(finalizers) > 0
 		if ds, ok := s.Resource.Strategy.(DeletionStrategy); ok && m.GetDeletionTimestamp() == nil {
 			keep = ds.PrepareForDelete(current) || keep
@@ -784,23 +785,6 @@ func (s *Store) deletionFinalizers(current []string, opts *metav1.DeleteOptions)
 		out = append(out, metav1.FinalizerDeleteDependents)
 	}
 	return out
-}
-
-func sameSet(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	seen := make(map[string]int, len(a))
-	for _, v := range a {
-		seen[v]++
-	}
-	for _, v := range b {
-		if seen[v] == 0 {
-			return false
-		}
-		seen[v]--
-	}
-	return true
 }
 
 func (s *Store) deletedResult(last runtime.Object) runtime.Object {

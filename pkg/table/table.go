@@ -69,7 +69,7 @@ func Convert(res *registry.Resource, obj runtime.Object, include, version string
 		case IncludeObject:
 			t.Rows[i].Object = runtime.RawExtension{Object: it}
 		default:
-			pm, err := partialMetadata(storage.Unwrap(it), version)
+			pm, err := rowMetadata(it, version)
 			if err != nil {
 				return nil, err
 			}
@@ -79,17 +79,27 @@ func Convert(res *registry.Resource, obj runtime.Object, include, version string
 	return t, nil
 }
 
-// partialMetadata is the metadata-only form of an object a row carries,
-// without managedFields, as kube sends it.
-func partialMetadata(obj runtime.Object, version string) (*metav1.PartialObjectMetadata, error) {
-	m, err := meta.Accessor(obj)
+// PartialObjectMetadata is the metadata-only form of an object, as
+// meta.k8s.io of version names it. It is meant to be encoded, not changed:
+// it shares the object's maps and slices, so that thousands of rows or
+// list items copy none of them.
+func PartialObjectMetadata(obj runtime.Object, version string) (*metav1.PartialObjectMetadata, error) {
+	m, err := meta.Accessor(storage.Unwrap(obj))
 	if err != nil {
 		return nil, err
 	}
-	// The row is only encoded: it may share the read-only object's maps
-	// and slices, and a list of thousands of rows copies none of them.
 	pm := meta.AsPartialObjectMetadata(m)
 	pm.TypeMeta = metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/" + version}
+	return pm, nil
+}
+
+// rowMetadata is the metadata a row carries: without managedFields, as
+// kube sends it.
+func rowMetadata(obj runtime.Object, version string) (*metav1.PartialObjectMetadata, error) {
+	pm, err := PartialObjectMetadata(obj, version)
+	if err != nil {
+		return nil, err
+	}
 	pm.ManagedFields = nil
 	return pm, nil
 }
@@ -151,7 +161,7 @@ func (t *Table) rowObject(i int, version string) ([]byte, error) {
 	}
 	if isShared {
 		return shared.Encoded("json-partial-metadata-"+version, func(o runtime.Object) ([]byte, error) {
-			pm, err := partialMetadata(o, version)
+			pm, err := rowMetadata(o, version)
 			if err != nil {
 				return nil, err
 			}
