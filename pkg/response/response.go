@@ -19,7 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
 	"github.com/cronplane/cronplane/pkg/codec"
@@ -49,7 +49,6 @@ func ErrorToStatus(err error) *metav1.Status {
 		}
 		return &s
 	}
-	utilruntime.HandleError(err)
 	s := apierrors.NewInternalError(err).Status()
 	s.Kind, s.APIVersion = "Status", "v1"
 	return &s
@@ -60,6 +59,9 @@ func ErrorToStatus(err error) *metav1.Status {
 // gets a Retry-After header.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	s := ErrorToStatus(err)
+	if s.Code >= http.StatusInternalServerError {
+		klog.ErrorS(err, "request failed", "method", r.Method, "path", r.URL.Path, "code", s.Code)
+	}
 	if s.Details != nil && s.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(s.Details.RetryAfterSeconds)))
 	}

@@ -45,12 +45,13 @@ func (p SelectionPredicate) Empty() bool {
 	return (p.Label == nil || p.Label.Empty()) && (p.Field == nil || p.Field.Empty())
 }
 
-// Matches reports whether obj is selected.
+// Matches reports whether obj is selected. obj may be a *SharedObject:
+// GetAttrs always sees the object inside.
 func (p SelectionPredicate) Matches(obj runtime.Object) (bool, error) {
 	if p.Empty() {
 		return true, nil
 	}
-	ls, fs, err := p.GetAttrs(obj)
+	ls, fs, err := p.GetAttrs(Unwrap(obj))
 	if err != nil {
 		return false, err
 	}

@@ -33,6 +33,7 @@ func TestMain(m *testing.M) {
 func newCache(t *testing.T, cfg watchcache.Config) storagetest.Backend {
 	return storagetest.EtcdBackend(t, etcd.Client(), func(s *etcd3.Store, prefix string) storage.Interface {
 		c := watchcache.New(s, prefix, storagetest.NewObject, cfg)
+		s.UseDecoded(c)
 		t.Cleanup(c.Stop)
 		return c
 	})

@@ -64,6 +64,7 @@ func Run(t *testing.T, newBackend NewBackend) {
 		{"List_ExactRevisionShowsOldState", testListExact},
 		{"List_PagesShareOneSnapshot", testPaging},
 		{"List_LabelPredicateFilters", testListPredicate},
+		{"List_PagedPredicateAfterReads", testListPredicateAfterReads},
 		{"List_CompactedRevisionIsExpired", testListCompacted},
 		{"GuaranteedUpdate_ConcurrentUpdatesAllApply", testConcurrentUpdates},
 		{"GuaranteedUpdate_PreconditionsConflict", testUpdatePreconditions},
@@ -287,6 +288,29 @@ func testListPredicate(t *testing.T, b Backend) {
 	}
 	if got := fmt.Sprint(names(t, page.Items)); got != "[l0 l2]" || page.Continue == "" || page.RemainingItemCount != nil {
 		t.Fatalf("filtered page %s continue %q remaining %v", got, page.Continue, page.RemainingItemCount)
+	}
+}
+
+// testListPredicateAfterReads pages a filtered list once the objects have
+// been read: a backend that hands out shared, already decoded objects (a
+// watch cache under an etcd store) must filter those too.
+func testListPredicateAfterReads(t *testing.T, b Backend) {
+	for i := 0; i < 4; i++ {
+		create(t, b, fmt.Sprintf("s%d", i), map[string]string{"even": strconv.FormatBool(i%2 == 0)}, "1")
+	}
+	for i := 0; i < 4; i++ {
+		if _, err := b.Storage.Get(ctx(t), key(b, fmt.Sprintf("s%d", i)), storage.GetOptions{Mode: storage.ReadMostRecent}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, mode := range []storage.ReadMode{storage.ReadMostRecent, storage.ReadAny} {
+		page, err := b.Storage.List(ctx(t), b.Prefix, storage.ListOptions{Mode: mode, Limit: 1, Predicate: selector(t, "even=true")})
+		if err != nil {
+			t.Fatalf("mode %d: %v", mode, err)
+		}
+		if got := fmt.Sprint(names(t, page.Items)); got != "[s0]" && !(mode == storage.ReadAny && got == "[s0 s2]") {
+			t.Fatalf("mode %d: items %s", mode, got)
+		}
 	}
 }
 
