@@ -42,7 +42,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/discovery"
 	"github.com/cronplane/cronplane/pkg/etcdserver"
 	"github.com/cronplane/cronplane/pkg/featuregate"
-	"github.com/cronplane/cronplane/pkg/handler"
+	"github.com/cronplane/cronplane/pkg/endpoints/handlers"
 	"github.com/cronplane/cronplane/pkg/kubeconfig"
 	"github.com/cronplane/cronplane/pkg/openapi"
 	"github.com/cronplane/cronplane/pkg/registry"
@@ -344,7 +344,7 @@ func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 var publicPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true}
 
 func (s *Server) buildChain(tokens *authn.TokenSet) http.Handler {
-	resources := &handler.Handler{Registry: s.Registry, MinRequestTimeout: s.opts.MinRequestTimeout, FeatureGates: s.opts.FeatureGates}
+	resources := &handlers.Handler{Registry: s.Registry, MinRequestTimeout: s.opts.MinRequestTimeout, FeatureGates: s.opts.FeatureGates}
 	disc := &discovery.Handler{Registry: s.Registry}
 	r := mux.NewRouter()
 	r.HandleFunc("/healthz", s.serveHealth(false)).Methods(http.MethodGet)

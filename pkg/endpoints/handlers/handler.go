@@ -1,9 +1,9 @@
-// Package handler owns the resource endpoints: for a request whose
+// Package handlers owns the resource endpoints: for a request whose
 // RequestInfo names a served resource it negotiates the representation,
 // decodes the body, calls the resource's generic store (which runs
 // strategy, admission and storage) and encodes the answer. It holds no
 // state of its own; the Registry decides what is served.
-package handler
+package handlers
 
 import (
 	"context"
