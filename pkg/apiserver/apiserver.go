@@ -40,9 +40,10 @@ import (
 	"github.com/cronplane/cronplane/pkg/authz"
 	"github.com/cronplane/cronplane/pkg/certs"
 	"github.com/cronplane/cronplane/pkg/discovery"
+	"github.com/cronplane/cronplane/pkg/endpoints/filters"
+	"github.com/cronplane/cronplane/pkg/endpoints/handlers"
 	"github.com/cronplane/cronplane/pkg/etcdserver"
 	"github.com/cronplane/cronplane/pkg/featuregate"
-	"github.com/cronplane/cronplane/pkg/endpoints/handlers"
 	"github.com/cronplane/cronplane/pkg/kubeconfig"
 	"github.com/cronplane/cronplane/pkg/openapi"
 	"github.com/cronplane/cronplane/pkg/registry"
@@ -294,14 +295,13 @@ func (s *Server) newStore(res *registry.Resource, adm admission.Interface) (*reg
 // storageFor returns the watch cache over etcd of a resource's storage;
 // resources stored under the same keys (the two event APIs) share one.
 func (s *Server) storageFor(res *registry.Resource) storage.Interface {
-	codec := res.Codec
+	codec := res.StorageCodec()
 	newFunc := func() runtime.Object {
 		obj := res.New()
 		obj.GetObjectKind().SetGroupVersionKind(res.GroupVersionKind)
 		return obj
 	}
 	if conv := res.Conversion; conv != nil {
-		codec = conv.StorageCodec
 		newFunc = func() runtime.Object {
 			obj, _ := conv.ToStorage(res.New())
 			return obj
@@ -333,6 +333,7 @@ func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 	store, _ := s.Registry.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
 	for _, name := range append(append([]string(nil), admission.ImmortalNamespaces...), corev1.NamespaceNodeLease) {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		store.Resource.Strategy.Default(ns)
 		if _, err := store.Create(ctx, "", ns, registry.WriteOptions{FieldManager: "kube-apiserver"}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating namespace %s: %w", name, err)
 		}
@@ -346,35 +347,37 @@ var publicPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": t
 func (s *Server) buildChain(tokens *authn.TokenSet) http.Handler {
 	resources := &handlers.Handler{Registry: s.Registry, MinRequestTimeout: s.opts.MinRequestTimeout, FeatureGates: s.opts.FeatureGates}
 	disc := &discovery.Handler{Registry: s.Registry}
-	r := mux.NewRouter()
-	r.HandleFunc("/healthz", s.serveHealth(false)).Methods(http.MethodGet)
-	r.HandleFunc("/livez", s.serveHealth(false)).Methods(http.MethodGet)
-	r.HandleFunc("/readyz", s.serveHealth(true)).Methods(http.MethodGet)
-	r.HandleFunc("/version", disc.ServeVersion).Methods(http.MethodGet)
-	r.HandleFunc("/api", disc.ServeLegacy).Methods(http.MethodGet)
-	r.HandleFunc("/api/v1", func(w http.ResponseWriter, r *http.Request) {
+	// Paths are taken as sent: an unclean path is not redirected (a client
+	// following the redirect could turn DELETE .../cronjobs/. into a
+	// deletecollection); the resource handler refuses bad names instead.
+	r := mux.NewRouter().SkipClean(true)
+	// Like kube, the health, group-list and OpenAPI endpoints answer any
+	// method; /version and the version documents only GET.
+	r.HandleFunc("/healthz", s.serveHealth(false))
+	r.HandleFunc("/livez", s.serveHealth(false))
+	r.HandleFunc("/readyz", s.serveHealth(true))
+	r.HandleFunc("/version", getOnly(disc.ServeVersion))
+	r.HandleFunc("/api", getOnly(disc.ServeLegacy))
+	r.HandleFunc("/api/v1", getOnly(func(w http.ResponseWriter, r *http.Request) {
 		disc.ServeResources(w, r, schema.GroupVersion{Version: "v1"})
-	}).Methods(http.MethodGet)
-	r.HandleFunc("/apis", disc.ServeGroups).Methods(http.MethodGet)
+	}))
+	r.HandleFunc("/apis", disc.ServeGroups)
 	r.HandleFunc("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
 		disc.ServeGroup(w, r, mux.Vars(r)["group"])
-	}).Methods(http.MethodGet)
-	r.HandleFunc("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
+	})
+	r.HandleFunc("/apis/{group}/{version}", getOnly(func(w http.ResponseWriter, r *http.Request) {
 		v := mux.Vars(r)
 		disc.ServeResources(w, r, schema.GroupVersion{Group: v["group"], Version: v["version"]})
-	}).Methods(http.MethodGet)
+	}))
 	oapi := &openapi.Handler{Registry: s.Registry}
-	r.HandleFunc("/openapi/v2", oapi.ServeV2).Methods(http.MethodGet)
-	r.HandleFunc("/openapi/v3", oapi.ServeV3Index).Methods(http.MethodGet)
+	r.HandleFunc("/openapi/v2", oapi.ServeV2)
+	r.HandleFunc("/openapi/v3", oapi.ServeV3Index)
 	r.PathPrefix("/openapi/v3/").HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		oapi.ServeV3(w, r, strings.TrimPrefix(r.URL.Path, "/openapi/v3/"))
-	}).Methods(http.MethodGet)
+	})
 	r.PathPrefix("/api/").Handler(resources)
 	r.PathPrefix("/apis/").Handler(resources)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		response.WriteError(w, r, response.ErrNotFound())
-	})
-	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		response.WriteError(w, r, response.ErrNotFound())
 	})
 
@@ -382,10 +385,33 @@ func (s *Server) buildChain(tokens *authn.TokenSet) http.Handler {
 	if !s.opts.FeatureGates.Enabled(featuregate.APIResponseCompression) {
 		h = withoutCompression(h)
 	}
+	h = filters.WithRequestDeadline(h, requestTimeout, isLongRunning)
 	h = authz.WithAuthorization(h, authz.Chain{authz.PublicPaths(publicPaths), authz.AuthenticatedUsers{}})
 	h = authn.WithAuthentication(h, tokens, func(r *http.Request) bool { return publicPaths[r.URL.Path] })
 	h = request.WithRequestInfoFilter(h)
 	return withPanicRecovery(h)
+}
+
+// requestTimeout bounds every request but watches, as kube's default
+// --request-timeout does.
+const requestTimeout = 60 * time.Second
+
+// isLongRunning reports the requests no request timeout applies to:
+// watches.
+func isLongRunning(r *http.Request) bool {
+	info, ok := request.RequestInfoFrom(r.Context())
+	return ok && info.Verb == "watch"
+}
+
+// getOnly answers kube's 405 to any method but GET.
+func getOnly(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			response.WriteError(w, r, handlers.ErrMethodNotAllowed())
+			return
+		}
+		next(w, r)
+	}
 }
 
 // withoutCompression hides the client's Accept-Encoding, so that no

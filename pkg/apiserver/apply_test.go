@@ -122,10 +122,11 @@ func TestApply_BadRequests(t *testing.T) {
 	path := "/apis/batch/v1/namespaces/" + ns + "/cronjobs/x"
 	cases := []struct {
 		name, url, body string
+		code            int
 	}{
-		{"no fieldManager", path, applyBody("x", "@hourly", "")},
-		{"managedFields in the body", path + "?fieldManager=m", applyBody("x", "@hourly", `,"managedFields":[{"manager":"m"}]`)},
-		{"force on a merge patch", path + "?fieldManager=m&force=true", ""},
+		{"no fieldManager", path, applyBody("x", "@hourly", ""), 400},
+		{"managedFields in the body", path + "?fieldManager=m", applyBody("x", "@hourly", `,"managedFields":[{"manager":"m"}]`), 400},
+		{"force on a merge patch", path + "?fieldManager=m&force=true", "", 422},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,7 +135,7 @@ func TestApply_BadRequests(t *testing.T) {
 				ct, tc.body = "application/merge-patch+json", "{}"
 			}
 			resp, body := raw(t, "PATCH", tc.url, srv.AdminToken, ct, tc.body)
-			if resp.StatusCode != 400 {
+			if resp.StatusCode != tc.code {
 				t.Fatalf("%d %s", resp.StatusCode, body)
 			}
 		})

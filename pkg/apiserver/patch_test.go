@@ -2,7 +2,11 @@ package apiserver_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -110,4 +114,48 @@ func TestPatch_TypesOnNestedLists(t *testing.T) {
 			t.Fatalf("schedule changed to %s", got.Spec.Schedule)
 		}
 	})
+}
+
+// TestPatch_JSONPatchWorkIsBounded sends JSON patches that would cost
+// unbounded work: copies that double the document (about 30 of them in a
+// 2 KB body would ask for a terabyte) and more operations than kube
+// allows. Both are refused, as kube refuses them, within a small memory
+// budget.
+func TestPatch_JSONPatchWorkIsBounded(t *testing.T) {
+	ns := namespace(t)
+	if _, err := srv.Client.BatchV1().CronJobs(ns).Create(ctx(t), cronJob("big"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	path := "/apis/batch/v1/namespaces/" + ns + "/cronjobs/big?dryRun=All"
+	ops := []map[string]interface{}{{"op": "add", "path": "/metadata/annotations", "value": map[string]string{"a": strings.Repeat("x", 1000)}}}
+	for i := 0; i < 30; i++ {
+		ops = append(ops, map[string]interface{}{"op": "copy", "from": "/metadata/annotations", "path": fmt.Sprintf("/metadata/annotations/b%d", i)})
+	}
+	doubling, _ := json.Marshal(ops)
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	resp, body := raw(t, "PATCH", path, srv.AdminToken, "application/json-patch+json", string(doubling))
+	runtime.ReadMemStats(&after)
+	if resp.StatusCode != 422 || !strings.Contains(body, `"reason":"Invalid"`) {
+		t.Fatalf("doubling patch: %d %s", resp.StatusCode, body)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 200<<20 {
+		t.Fatalf("the doubling patch allocated %d MiB", alloc>>20)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the doubling patch took %v", d)
+	}
+
+	many := make([]map[string]interface{}, 10001)
+	for i := range many {
+		many[i] = map[string]interface{}{"op": "test", "path": "/metadata/name", "value": "big"}
+	}
+	tooMany, _ := json.Marshal(many)
+	resp, body = raw(t, "PATCH", path, srv.AdminToken, "application/json-patch+json", string(tooMany))
+	if resp.StatusCode != 413 || !strings.Contains(body, "The allowed maximum operations in a JSON patch is 10000, got 10001") {
+		t.Fatalf("10001 operations: %d %s", resp.StatusCode, body)
+	}
 }

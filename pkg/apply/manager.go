@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -220,12 +221,27 @@ func (m *Manager) Update(live, obj runtime.Object, manager, subresource string, 
 	if err != nil {
 		return err
 	}
-	_, fields, err := m.updater(subresource).Update(liveTyped, newTyped, fieldpath.APIVersion(m.apiVersion), mf.fields, key)
+	// As kube does, the write is first recorded under a manager of its
+	// own: only when it changed something does the writer's entry take
+	// those fields and a new time.
+	_, fields, err := m.updater(subresource).Update(liveTyped, newTyped, fieldpath.APIVersion(m.apiVersion), mf.fields, currentOperation)
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	return m.store(om, mf, fields, key, now)
+	changed, took := fields[currentOperation]
+	if took {
+		delete(fields, currentOperation)
+		if prev, ok := fields[key]; ok {
+			changed = fieldpath.NewVersionedSet(changed.Set().Union(prev.Set()), changed.APIVersion(), changed.Applied())
+		}
+		fields[key] = changed
+	}
+	return m.store(om, mf, fields, key, now, took)
 }
+
+// currentOperation is the merge library's manager of the write being
+// recorded, before its fields go to the writer's entry.
+const currentOperation = "current-operation"
 
 func (m *Manager) pair(live, obj runtime.Object) (*typed.TypedValue, *typed.TypedValue, error) {
 	newTyped, err := m.toTyped(obj)
@@ -245,14 +261,16 @@ func (m *Manager) pair(live, obj runtime.Object) (*typed.TypedValue, *typed.Type
 }
 
 // store writes the new ownership into the object, stamping the writer's
-// entry with now.
-func (m *Manager) store(om metav1.Object, before managed, after fieldpath.ManagedFields, key string, now time.Time) error {
+// entry with now when stamp is set.
+func (m *Manager) store(om metav1.Object, before managed, after fieldpath.ManagedFields, key string, now time.Time, stamp bool) error {
 	times := map[string]*metav1.Time{}
 	for k := range after {
 		times[k] = before.times[k]
 	}
-	t := metav1.NewTime(now.UTC().Truncate(time.Second))
-	times[key] = &t
+	if stamp {
+		t := metav1.NewTime(now.UTC().Truncate(time.Second))
+		times[key] = &t
+	}
 	entries, err := managed{fields: after, times: times}.encode()
 	if err != nil {
 		return apierrors.NewInternalError(err)
@@ -296,7 +314,10 @@ func (m *Manager) Apply(live, empty runtime.Object, patch map[string]interface{}
 		}
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error applying patch: %v", err))
 	}
-	if merged == nil {
+	// The merge library answers nil when the apply changes nothing; the
+	// applier's entry then keeps its time, as kube keeps it.
+	changed := merged != nil
+	if !changed {
 		merged = liveTyped
 	}
 	u, ok := merged.AsValue().Unstructured().(map[string]interface{})
@@ -311,14 +332,54 @@ func (m *Manager) Apply(live, empty runtime.Object, patch map[string]interface{}
 	// The system fields of the stored object survive the merge, which
 	// ignores them.
 	om.SetUID(bm.GetUID())
-	om.SetResourceVersion(bm.GetResourceVersion())
+	// A resourceVersion in the configuration is a precondition, as in
+	// kube; else the stored one carries over.
+	if om.GetResourceVersion() == "" {
+		om.SetResourceVersion(bm.GetResourceVersion())
+	}
 	om.SetCreationTimestamp(bm.GetCreationTimestamp())
 	om.SetGeneration(bm.GetGeneration())
 	om.SetDeletionTimestamp(bm.GetDeletionTimestamp())
-	if err := m.store(om, mf, fields, key, now); err != nil {
+	if err := m.store(om, mf, fields, key, now, changed); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// KeepManagedFieldsTimes gives obj current's managedFields when the two
+// objects differ in nothing but the times of those entries, so that a
+// write that changes nothing stores nothing, as kube skips it.
+func KeepManagedFieldsTimes(obj, current runtime.Object) {
+	om, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	cm, err := meta.Accessor(current)
+	if err != nil {
+		return
+	}
+	entries, old := om.GetManagedFields(), cm.GetManagedFields()
+	if len(entries) != len(old) || len(entries) == 0 {
+		return
+	}
+	timesDiffer := false
+	for i := range entries {
+		a, b := entries[i], old[i]
+		if !a.Time.Equal(b.Time) {
+			timesDiffer = true
+		}
+		a.Time, b.Time = nil, nil
+		if !equality.Semantic.DeepEqualWithNilDifferentFromEmpty(a, b) {
+			return
+		}
+	}
+	if !timesDiffer {
+		return
+	}
+	om.SetManagedFields(old)
+	if !equality.Semantic.DeepEqualWithNilDifferentFromEmpty(obj, current) {
+		om.SetManagedFields(entries)
+	}
 }
 
 // conflictError words conflicts as kube does.

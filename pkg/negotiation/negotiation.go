@@ -51,6 +51,9 @@ type Options struct {
 	Table bool
 	// Stream is true for watches, which have no YAML form.
 	Stream bool
+	// Collection is true for a collection's endpoint, which also serves
+	// watches: a 406 from it names the stream representations too.
+	Collection bool
 }
 
 type mediaRange struct {
@@ -200,6 +203,12 @@ func NotAcceptableMessage(opts Options) string {
 	}
 	if opts.Protobuf {
 		types = append(types, Protobuf)
+	}
+	if opts.Collection && !opts.Stream {
+		types = append(types, JSON+";stream=watch")
+		if opts.Protobuf {
+			types = append(types, Protobuf+";stream=watch")
+		}
 	}
 	return "406: Not Acceptable\n\nAvailable representations: " + strings.Join(types, ", ")
 }

@@ -41,6 +41,14 @@ type Strategy interface {
 	AllowCreateOnUpdate() bool
 }
 
+// WarningStrategy is implemented by strategies that advise on a write
+// that succeeds, such as a name that makes surprising pod names. The texts
+// go back to the client as Warning headers.
+type WarningStrategy interface {
+	WarningsOnCreate(obj runtime.Object) []string
+	WarningsOnUpdate(obj, old runtime.Object) []string
+}
+
 // DeletionStrategy is implemented by strategies that keep an object around
 // after a delete request for reasons other than metadata.finalizers, such
 // as a namespace's spec.finalizers.
@@ -140,6 +148,32 @@ func (r *Resource) Serves(verb string) bool {
 		}
 	}
 	return false
+}
+
+// StorageCodec encodes and decodes the resource's stored objects.
+// Decoding applies the served type's defaults, as kube's decoder does when
+// it reads from etcd, so that an object stored before a default existed
+// (or by a server that defaults later, such as a Job's labels) reads as it
+// would have been written.
+func (r *Resource) StorageCodec() storage.Codec {
+	if r.Conversion != nil {
+		return r.Conversion.StorageCodec
+	}
+	return defaultingCodec{Codec: r.Codec, strategy: r.Strategy}
+}
+
+type defaultingCodec struct {
+	storage.Codec
+	strategy Strategy
+}
+
+func (c defaultingCodec) Decode(data []byte) (runtime.Object, error) {
+	obj, err := c.Codec.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	c.strategy.Default(obj)
+	return obj, nil
 }
 
 func (r *Resource) storageResource() string {

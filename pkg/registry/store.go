@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -26,6 +28,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/apply"
 	"github.com/cronplane/cronplane/pkg/response"
 	"github.com/cronplane/cronplane/pkg/storage"
+	"github.com/cronplane/cronplane/pkg/warning"
 )
 
 // tooLargeRVWait is how long a read for a resourceVersion the store has not
@@ -59,6 +62,9 @@ type WriteOptions struct {
 	// Applied marks a server-side apply, whose update function has set
 	// managedFields itself; an apply may also create the object.
 	Applied bool
+	// UID, when set, must be the stored object's uid (a 409 otherwise):
+	// a PUT's body names the object it means to replace.
+	UID types.UID
 }
 
 // UpdateFunc computes the object to store from the current one; current is
@@ -155,7 +161,7 @@ func (s *Store) apiError(err error, name string) error {
 	case storage.ErrCodeExpired:
 		return apierrors.NewResourceExpired(se.Error())
 	case storage.ErrCodeInvalidContinue:
-		return apierrors.NewBadRequest(se.Error())
+		return apierrors.NewBadRequest("invalid continue token: " + se.Error())
 	case storage.ErrCodeTooLargeResourceVersion:
 		return newTooLargeResourceVersionError(se.Revision)
 	}
@@ -210,6 +216,11 @@ func listOptions(opts metav1.ListOptions, pred storage.SelectionPredicate) (stor
 		limit = 0
 	}
 	out := storage.ListOptions{Limit: limit, Continue: opts.Continue, Predicate: pred, ResourceVersion: rv}
+	if opts.Continue != "" {
+		if _, _, err := storage.DecodeContinue(opts.Continue, ""); err != nil {
+			return out, apierrors.NewBadRequest("invalid continue token: " + err.Error())
+		}
+	}
 	unset, zero := opts.ResourceVersion == "", opts.ResourceVersion == "0"
 	switch opts.ResourceVersionMatch {
 	case "":
@@ -427,38 +438,53 @@ func (s *Store) validateMeta(obj runtime.Object) field.ErrorList {
 	return apivalidation.ValidateObjectMetaAccessor(m, s.Resource.Namespaced, nameFn, field.NewPath("metadata"))
 }
 
-// beforeCreate fills the system fields of a new object, defaults and
-// validates it.
-func (s *Store) beforeCreate(ctx context.Context, namespace string, obj runtime.Object, subresource string, strategy Strategy, opts WriteOptions) error {
+// ensureNamespace makes an object's namespace the request's: an empty one
+// is filled in, a cluster-scoped object's cleared, another one refused.
+func (s *Store) ensureNamespace(namespace string, m metav1.Object) error {
+	want := ""
+	if s.Resource.Namespaced {
+		want = namespace
+	}
+	switch got := m.GetNamespace(); {
+	case got == want:
+	case got == "" || want == "":
+		m.SetNamespace(want)
+	default:
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}
+
+// beforeCreate fills the system fields of a new object, lets the strategy
+// prepare it, and validates and admits it. The object comes defaulted
+// (as decoded), with its managedFields recorded.
+func (s *Store) beforeCreate(ctx context.Context, namespace string, obj runtime.Object, strategy Strategy, opts WriteOptions) error {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
-	if s.Resource.Namespaced {
-		m.SetNamespace(namespace)
-	} else {
-		m.SetNamespace("")
+	if err := s.ensureNamespace(namespace, m); err != nil {
+		return err
 	}
 	if m.GetName() == "" && m.GetGenerateName() != "" {
 		m.SetName(generateName(m.GetGenerateName()))
 	}
 	m.SetUID(uuid.NewUUID())
 	m.SetCreationTimestamp(s.now())
-	m.SetGeneration(1)
 	m.SetDeletionTimestamp(nil)
 	m.SetDeletionGracePeriodSeconds(nil)
 	m.SetResourceVersion("")
 	m.SetSelfLink("")
 	strategy.PrepareForCreate(obj)
-	strategy.Default(obj)
 	obj.GetObjectKind().SetGroupVersionKind(s.Resource.GroupVersionKind)
-	// Ownership covers the defaulted object, as kube's does.
-	if err := s.trackFields(nil, obj, subresource, opts); err != nil {
-		return err
-	}
 	errs := append(s.validateMeta(obj), strategy.Validate(obj)...)
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(s.Resource.GroupVersionKind.GroupKind(), m.GetName(), errs)
+	}
+	if w, ok := strategy.(WarningStrategy); ok {
+		for _, text := range w.WarningsOnCreate(obj) {
+			warning.Add(ctx, text)
+		}
 	}
 	return s.admit(ctx, admission.Create, "", obj, nil, opts.DryRun)
 }
@@ -496,12 +522,23 @@ func generateName(base string) string {
 	return base + rand.String(randomLength)
 }
 
-// Create stores a new object.
+// Create stores a new object, as decoded (with its defaults). Its
+// managedFields record what the writer set, before the strategy fills in
+// anything of its own.
 func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
-	if err := s.beforeCreate(ctx, namespace, obj, "", s.Resource.Strategy, opts); err != nil {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if m.GetResourceVersion() != "" {
+		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+	}
+	if err := s.trackFields(nil, obj, "", opts); err != nil {
 		return nil, err
 	}
-	m, _ := meta.Accessor(obj)
+	if err := s.beforeCreate(ctx, namespace, obj, s.Resource.Strategy, opts); err != nil {
+		return nil, err
+	}
 	if opts.DryRun {
 		return obj, s.checkAbsent(ctx, namespace, m.GetName())
 	}
@@ -574,14 +611,27 @@ func (s *Store) Update(ctx context.Context, namespace, name, subresource string,
 			if subresource != "" || !(strategy.AllowCreateOnUpdate() || opts.Applied) {
 				return nil, apierrors.NewNotFound(s.Resource.GroupResource(), name)
 			}
-			if err := s.beforeCreate(ctx, namespace, obj, subresource, strategy, opts); err != nil {
+			if m.GetResourceVersion() != "" {
+				// A version of an object that does not exist.
+				return nil, apierrors.NewConflict(s.Resource.GroupResource(), name, errors.New(OptimisticLockErrorMsg))
+			}
+			if err := s.trackFields(nil, obj, subresource, opts); err != nil {
+				return nil, err
+			}
+			if err := s.beforeCreate(ctx, namespace, obj, strategy, opts); err != nil {
 				return nil, err
 			}
 			created, result = true, obj
 			return s.toStorage(obj)
 		}
+		if err := s.trackFields(current, obj, subresource, opts); err != nil {
+			return nil, err
+		}
 		if err := s.beforeUpdate(ctx, namespace, subresource, obj, current, strategy, opts); err != nil {
 			return nil, err
+		}
+		if s.Fields != nil {
+			apply.KeepManagedFieldsTimes(obj, current)
 		}
 		if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !s.keepOnDelete(obj) {
 			deleteAfter = true
@@ -589,17 +639,26 @@ func (s *Store) Update(ctx context.Context, namespace, name, subresource string,
 		result = obj
 		return s.toStorage(obj)
 	}
+	var preconditions *storage.Preconditions
+	if opts.UID != "" {
+		preconditions = &storage.Preconditions{UID: &opts.UID}
+	}
 	if opts.DryRun {
 		current, err := s.Storage.Get(ctx, key, storage.GetOptions{})
 		if err != nil && !storage.IsNotFound(err) {
 			return nil, false, s.apiError(err, name)
+		}
+		if current != nil && preconditions != nil {
+			if err := s.checkUID(storage.Unwrap(current), opts.UID); err != nil {
+				return nil, false, err
+			}
 		}
 		if _, err := tryUpdate(current); err != nil {
 			return nil, false, s.apiError(err, name)
 		}
 		return result, created, nil
 	}
-	out, err := s.Storage.GuaranteedUpdate(ctx, key, nil, tryUpdate)
+	out, err := s.Storage.GuaranteedUpdate(ctx, key, preconditions, tryUpdate)
 	if err != nil {
 		return nil, false, s.apiError(err, name)
 	}
@@ -619,16 +678,23 @@ func (s *Store) Update(ctx context.Context, namespace, name, subresource string,
 	return obj, created, err
 }
 
-// beforeUpdate carries over what the client may not change, defaults and
-// validates the new object against the current one.
+// beforeUpdate carries over what the client may not change, lets the
+// strategy prepare the new object, and validates and admits it against the
+// current one. The object comes defaulted, with its managedFields recorded.
 func (s *Store) beforeUpdate(ctx context.Context, namespace, subresource string, obj, old runtime.Object, strategy Strategy, opts WriteOptions) error {
-	m, _ := meta.Accessor(obj)
-	om, _ := meta.Accessor(old)
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	om, err := meta.Accessor(old)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
 	if rv := m.GetResourceVersion(); rv != "" && rv != om.GetResourceVersion() {
 		return apierrors.NewConflict(s.Resource.GroupResource(), m.GetName(), errors.New(OptimisticLockErrorMsg))
 	}
-	if s.Resource.Namespaced {
-		m.SetNamespace(namespace)
+	if err := s.ensureNamespace(namespace, m); err != nil {
+		return err
 	}
 	m.SetGeneration(om.GetGeneration())
 	strategy.PrepareForUpdate(obj, old)
@@ -645,18 +711,32 @@ func (s *Store) beforeUpdate(ctx context.Context, namespace, subresource string,
 	}
 	m.SetResourceVersion(om.GetResourceVersion())
 	m.SetSelfLink("")
-	strategy.Default(obj)
 	obj.GetObjectKind().SetGroupVersionKind(s.Resource.GroupVersionKind)
-	if err := s.trackFields(old, obj, subresource, opts); err != nil {
-		return err
-	}
 	errs := apivalidation.ValidateObjectMetaAccessorUpdate(m, om, field.NewPath("metadata"))
 	errs = append(errs, s.validateMeta(obj)...)
 	errs = append(errs, strategy.ValidateUpdate(obj, old)...)
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(s.Resource.GroupVersionKind.GroupKind(), m.GetName(), errs)
 	}
+	if w, ok := strategy.(WarningStrategy); ok {
+		for _, text := range w.WarningsOnUpdate(obj, old) {
+			warning.Add(ctx, text)
+		}
+	}
 	return s.admit(ctx, admission.Update, subresource, obj, old, opts.DryRun)
+}
+
+// checkUID is the uid precondition of a dry run, worded as storage words
+// it for a real write.
+func (s *Store) checkUID(current runtime.Object, uid types.UID) error {
+	m, err := meta.Accessor(current)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if m.GetUID() != uid {
+		return apierrors.NewConflict(s.Resource.GroupResource(), m.GetName(), fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, m.GetUID()))
+	}
+	return nil
 }
 
 func (s *Store) keepOnDelete(obj runtime.Object) bool {
@@ -670,9 +750,6 @@ func (s *Store) keepOnDelete(obj runtime.Object) bool {
 // object is the kept object, or for a removed one the last state when the
 // resource returns deleted objects, else a Success Status.
 func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1.DeleteOptions, wo WriteOptions) (runtime.Object, bool, error) {
-	if errs := validateDeleteOptions(opts); len(errs) > 0 {
-		return nil, false, apierrors.NewInvalid(schemaDeleteOptions, "", errs)
-	}
 	key := s.key(namespace, name)
 	for attempt := 0; ; attempt++ {
 		currentStored, err := s.Storage.Get(ctx, key, storage.GetOptions{})
@@ -692,12 +769,13 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 		}
 		finalizers := s.deletionFinalizers(m.GetFinalizers(), opts)
 		changed := !sets.New(finalizers...).Equal(sets.New(m.GetFinalizers()...))
-		keep := len(finalizers) > 0
+		strategyKeeps := false
 		if ds, ok := s.Resource.Strategy.(DeletionStrategy); ok && m.GetDeletionTimestamp() == nil {
-			keep = ds.PrepareForDelete(current) || keep
+			strategyKeeps = ds.PrepareForDelete(current)
 		} else if ok {
-			keep = ds.PrepareForDelete(current.DeepCopyObject()) || keep
+			strategyKeeps = ds.PrepareForDelete(current.DeepCopyObject())
 		}
+		keep := strategyKeeps || len(finalizers) > 0
 		if keep {
 			if m.GetDeletionTimestamp() != nil && !changed {
 				return current, false, nil
@@ -706,8 +784,17 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 			if m.GetDeletionTimestamp() == nil {
 				now := s.now()
 				m.SetDeletionTimestamp(&now)
-				zero := int64(0)
-				m.SetDeletionGracePeriodSeconds(&zero)
+				// A kind whose strategy keeps it (a namespace) is deleted
+				// its own way; anything else waits for finalizers with no
+				// grace period, and tells its controllers by a new
+				// generation.
+				if !strategyKeeps {
+					zero := int64(0)
+					m.SetDeletionGracePeriodSeconds(&zero)
+					if g := m.GetGeneration(); g > 0 {
+						m.SetGeneration(g + 1)
+					}
+				}
 			}
 			if wo.DryRun {
 				return current, false, nil
@@ -804,16 +891,18 @@ func (s *Store) deletedResult(last runtime.Object) runtime.Object {
 	}
 }
 
+// checkDeletePreconditions words a failed precondition of a delete as kube
+// does, naming the kind.
 func (s *Store) checkDeletePreconditions(m metav1.Object, p *metav1.Preconditions) error {
 	if p == nil {
 		return nil
 	}
-	gr := s.Resource.GroupResource()
+	gk := schema.GroupResource{Group: s.Resource.Group, Resource: s.Resource.Kind}
 	if p.UID != nil && *p.UID != m.GetUID() {
-		return apierrors.NewConflict(gr, m.GetName(), fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
+		return apierrors.NewConflict(gk, m.GetName(), fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, m.GetUID()))
 	}
 	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
-		return apierrors.NewConflict(gr, m.GetName(), fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
+		return apierrors.NewConflict(gk, m.GetName(), fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, m.GetResourceVersion()))
 	}
 	return nil
 }
@@ -842,42 +931,4 @@ func (s *Store) DeleteCollection(ctx context.Context, namespace string, listOpts
 	}
 	list.Items = deleted
 	return list, nil
-}
-
-var schemaDeleteOptions = metav1.SchemeGroupVersion.WithKind("DeleteOptions").GroupKind()
-
-func validateDeleteOptions(opts *metav1.DeleteOptions) field.ErrorList {
-	var errs field.ErrorList
-	//nolint:staticcheck // OrphanDependents is deprecated but still accepted, as kube does.
-	if opts.OrphanDependents != nil && opts.PropagationPolicy != nil {
-		errs = append(errs, field.Invalid(field.NewPath("propagationPolicy"), *opts.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
-	}
-	if p := opts.PropagationPolicy; p != nil {
-		switch *p {
-		case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan:
-		default:
-			errs = append(errs, field.NotSupported(field.NewPath("propagationPolicy"), *p, []string{
-				string(metav1.DeletePropagationForeground), string(metav1.DeletePropagationBackground), string(metav1.DeletePropagationOrphan), "nil"}))
-		}
-	}
-	if g := opts.GracePeriodSeconds; g != nil && *g < 0 {
-		errs = append(errs, field.Invalid(field.NewPath("gracePeriodSeconds"), *g, "must be greater than or equal to 0"))
-	}
-	for i, d := range opts.DryRun {
-		if d != metav1.DryRunAll {
-			errs = append(errs, field.NotSupported(field.NewPath("dryRun").Index(i), d, []string{metav1.DryRunAll}))
-		}
-	}
-	return errs
-}
-
-// IsDryRun reports whether dryRun values ask for a dry run; any value other
-// than All is a 400.
-func IsDryRun(values []string) (bool, error) {
-	for _, v := range values {
-		if v != metav1.DryRunAll {
-			return false, apierrors.NewBadRequest(fmt.Sprintf("Invalid dryRun value: %q, valid values are: %s", v, strings.Join([]string{metav1.DryRunAll}, ", ")))
-		}
-	}
-	return len(values) > 0, nil
 }

@@ -23,12 +23,17 @@ func (DefaultStrategy) AllowCreateOnUpdate() bool                          { ret
 
 // SpecStatusStrategy is the main-resource strategy of a type with Spec and
 // Status fields: clients write the spec, the status is kept from the stored
-// object, and a spec change bumps metadata.generation.
+// object, and metadata.generation starts at 1 and counts spec changes
+// (kinds without this strategy leave generation to their clients, as kube
+// does).
 type SpecStatusStrategy struct{ DefaultStrategy }
 
 func (SpecStatusStrategy) PrepareForCreate(obj runtime.Object) {
 	status := structField(obj, "Status")
 	status.Set(reflect.Zero(status.Type()))
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetGeneration(1)
+	}
 }
 
 func (SpecStatusStrategy) PrepareForUpdate(obj, old runtime.Object) {

@@ -109,7 +109,7 @@ func NewRequestInfo(r *http.Request) *RequestInfo {
 
 	if info.Name == "" && info.Verb == "get" {
 		q := r.URL.Query()
-		if isTrue(q.Get("watch")) {
+		if isTrue(q["watch"]) {
 			info.Verb = "watch"
 		} else {
 			info.Verb = "list"
@@ -126,7 +126,11 @@ func NewRequestInfo(r *http.Request) *RequestInfo {
 	return info
 }
 
-func isTrue(v string) bool { return v == "1" || v == "true" }
+// isTrue reads a boolean query parameter as kube does: true unless
+// absent, "0" or "false" in any case (so ?watch and ?watch=yes watch).
+func isTrue(values []string) bool {
+	return len(values) > 0 && values[0] != "0" && !strings.EqualFold(values[0], "false")
+}
 
 func splitPath(p string) []string {
 	p = strings.Trim(p, "/")

@@ -59,28 +59,19 @@ func TestWatch_SlowWatcherIsEndedOthersContinue(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fast.Stop()
+	// Each create waits for the fast watcher to see it, so that only the
+	// slow one falls behind, however the goroutines are scheduled.
 	const n = 100
-	got := make(chan int)
-	go func() {
-		count := 0
-		for range fast.ResultChan() {
-			count++
-			if count == n {
-				break
-			}
-		}
-		got <- count
-	}()
 	for i := 0; i < n; i++ {
 		storagetest.Create(t, b, fmt.Sprintf("o%d", i))
-	}
-	select {
-	case c := <-got:
-		if c != n {
-			t.Fatalf("fast watcher got %d events, want %d", c, n)
+		select {
+		case _, ok := <-fast.ResultChan():
+			if !ok {
+				t.Fatalf("fast watcher ended after %d events", i)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("fast watcher held up after %d events", i)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("fast watcher held up")
 	}
 	// The slow watcher never read: it fell behind and was ended.
 	deadline := time.After(10 * time.Second)

@@ -1,45 +1,48 @@
 package handlers
 
 import (
+	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
+	"unicode"
+	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/cronplane/cronplane/pkg/codec"
-	"github.com/cronplane/cronplane/pkg/featuregate"
 	"github.com/cronplane/cronplane/pkg/negotiation"
-	"github.com/cronplane/cronplane/pkg/registry"
 	"github.com/cronplane/cronplane/pkg/storage"
+	"github.com/cronplane/cronplane/pkg/warning"
 )
 
 // maxBodyBytes bounds a request body, as kube's 3 MiB object limit does.
 const maxBodyBytes = 3 * 1024 * 1024
 
-func metaAccessor(obj runtime.Object) (metav1.Object, error) {
-	m, err := meta.Accessor(obj)
+// metaOf returns the metadata of an object of a served type, which always
+// has it.
+func metaOf(obj runtime.Object) metav1.Object {
+	m, err := meta.Accessor(storage.Unwrap(obj))
 	if err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
+		panic(fmt.Sprintf("handlers: %T has no object metadata", obj))
 	}
-	return m, nil
+	return m
 }
 
 // errUnsupportedMediaType is kube's 415 for a body it cannot read.
-func errUnsupportedMediaType(contentType string, accepted ...string) error {
+func errUnsupportedMediaType(accepted ...string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
 		Code:    http.StatusUnsupportedMediaType,
@@ -60,32 +63,39 @@ func readBody(r *http.Request) ([]byte, error) {
 }
 
 // decode reads the request body, in JSON, YAML or protobuf, as an object
-// of the served type.
-func (c *call) decode() (runtime.Object, error) {
+// of the served type, with the type's defaults applied, as kube's decoder
+// applies them. Unknown and duplicate fields are handled per
+// fieldValidation.
+func (c *call) decode(validation string) (runtime.Object, error) {
 	mt, ok := negotiation.ContentType(c.r.Header.Get("Content-Type"))
 	if !ok || (mt == negotiation.Protobuf && !protobufCapable(c.store.Resource)) {
-		return nil, errUnsupportedMediaType(c.r.Header.Get("Content-Type"), negotiation.Supported...)
+		return nil, errUnsupportedMediaType(negotiation.Supported...)
 	}
 	data, err := readBody(c.r)
 	if err != nil {
 		return nil, err
 	}
+	res := c.store.Resource
+	var obj runtime.Object
 	switch mt {
 	case negotiation.Protobuf:
-		res := c.store.Resource
-		obj, err := codec.DecodeEnvelope(data, res.GroupVersionKind, res.New)
-		if err != nil {
+		if obj, err = codec.DecodeEnvelope(data, res.GroupVersionKind, res.New); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", res.Kind, res.Version, res.Kind, err))
 		}
-		return obj, nil
 	case negotiation.YAML:
 		dups := yamlDuplicates(data)
 		if data, err = yaml.YAMLToJSON(data); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("error converting YAML to JSON: %v", err))
 		}
-		return c.decodeJSON(data, dups...)
+		obj, err = c.decodeJSON(data, validation, dups...)
+	default:
+		obj, err = c.decodeJSON(data, validation)
 	}
-	return c.decodeJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	res.Strategy.Default(obj)
+	return obj, nil
 }
 
 // yamlDuplicates reports the duplicate keys of a YAML document, which the
@@ -104,43 +114,76 @@ func yamlDuplicates(data []byte) []error {
 	return out
 }
 
+// typeMeta is what a body is first read as to learn its kind: an
+// anonymous struct, as kube's decoder uses, so that the errors read alike.
+type typeMeta = struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+}
+
 // decodeJSON decodes a JSON body; extra are problems found in the body's
 // original form (duplicate YAML keys), reported with the JSON ones.
-func (c *call) decodeJSON(data []byte, extra ...error) (runtime.Object, error) {
+// Errors name the body's kind and version as kube's do.
+func (c *call) decodeJSON(data []byte, validation string, extra ...error) (runtime.Object, error) {
 	res := c.store.Resource
+	var tm typeMeta
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &tm); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): couldn't get version/kind; json parse error: %v (%s)", res.Kind, err, summarize(data)))
+	}
+	kind, version := res.Kind, res.Version
+	if tm.Kind != "" {
+		kind = tm.Kind
+		if gv, err := schema.ParseGroupVersion(tm.APIVersion); err == nil && tm.APIVersion != "" {
+			version = gv.Version
+		}
+	}
+	cannot := func(err error) error {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", kind, version, res.Kind, err))
+	}
+	if tm.Kind != "" && tm.Kind != res.Kind {
+		return nil, cannot(fmt.Errorf("the kind in the data (%s) does not match the expected kind (%s)", tm.Kind, res.Kind))
+	}
+	if gv, err := schema.ParseGroupVersion(tm.APIVersion); err != nil || (tm.APIVersion != "" && gv != res.GroupVersion()) {
+		return nil, cannot(fmt.Errorf("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, res.GroupVersion()))
+	}
 	obj := res.New()
 	strict, err := sigsjson.UnmarshalStrict(data, obj, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
-	strict = append(extra, strict...)
 	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", res.Kind, res.Version, res.Kind, err))
+		return nil, cannot(err)
 	}
-	if err := c.fieldValidation(strict); err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", res.Kind, res.Version, res.Kind, err.Error()))
-	}
-	gvk := obj.GetObjectKind().GroupVersionKind()
-	if gvk.Kind != "" && gvk.Kind != res.Kind {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the kind in the data (%s) does not match the expected kind (%s)", res.Kind, res.Version, res.Kind, gvk.Kind, res.Kind))
-	}
-	if av := obj.GetObjectKind().GroupVersionKind().GroupVersion(); (gvk.Version != "" || gvk.Group != "") && av != res.GroupVersion() {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the API version in the data (%s) does not match the expected API version (%s)", res.Kind, res.Version, res.Kind, av.String(), res.GroupVersion().String()))
+	if err := c.strictErrors(validation, append(extra, strict...)); err != nil {
+		return nil, cannot(err)
 	}
 	obj.GetObjectKind().SetGroupVersionKind(res.GroupVersionKind)
 	return obj, nil
 }
 
-// fieldValidation applies ?fieldValidation to the unknown and duplicate
-// fields found while decoding.
-func (c *call) fieldValidation(strict []error) error {
-	level := c.r.URL.Query().Get("fieldValidation")
-	switch level {
-	case "", "Warn", "Strict", "Ignore":
-	default:
-		return fmt.Errorf("fieldValidation must be one of \"Ignore\", \"Warn\", or \"Strict\", got %q", level)
+// summarize is how kube quotes an unreadable body: <empty>, the start of
+// an object as it came, or anything else hex-encoded.
+func summarize(data []byte) string {
+	const max = 30
+	switch {
+	case len(data) == 0:
+		return "<empty>"
+	case data[0] == '{':
+		if len(data) > max {
+			return string(data[:max]) + " ..."
+		}
+		return string(data)
+	case len(data) > max:
+		return hex.EncodeToString(data[:max]) + " ..."
 	}
-	if len(strict) == 0 || level == "Ignore" {
+	return hex.EncodeToString(data)
+}
+
+// strictErrors applies fieldValidation to the unknown and duplicate fields
+// found while decoding: Strict refuses them all at once, Warn (the
+// default) turns each into a warning, Ignore drops them.
+func (c *call) strictErrors(validation string, strict []error) error {
+	if len(strict) == 0 || validation == metav1.FieldValidationIgnore {
 		return nil
 	}
-	if level == "Strict" {
+	if validation == metav1.FieldValidationStrict {
 		msgs := make([]string, len(strict))
 		for i, e := range strict {
 			msgs[i] = e.Error()
@@ -148,155 +191,119 @@ func (c *call) fieldValidation(strict []error) error {
 		return fmt.Errorf("strict decoding error: %s", strings.Join(msgs, ", "))
 	}
 	for _, e := range strict {
-		c.w.Header().Add("Warning", fmt.Sprintf("299 - %q", e.Error()))
+		warning.Add(c.r.Context(), e.Error())
 	}
 	return nil
 }
 
-// listOptions reads the list and watch query parameters.
-func (c *call) listOptions() (metav1.ListOptions, storage.SelectionPredicate, error) {
-	q := c.r.URL.Query()
-	opts := metav1.ListOptions{
-		LabelSelector:        q.Get("labelSelector"),
-		FieldSelector:        q.Get("fieldSelector"),
-		Watch:                isTrue(q.Get("watch")) || c.info.Verb == "watch",
-		AllowWatchBookmarks:  isTrue(q.Get("allowWatchBookmarks")),
-		ResourceVersion:      q.Get("resourceVersion"),
-		ResourceVersionMatch: metav1.ResourceVersionMatch(q.Get("resourceVersionMatch")),
-		Continue:             q.Get("continue"),
-	}
-	if v, ok := q["sendInitialEvents"]; ok && len(v) > 0 {
-		b, err := strconv.ParseBool(v[0])
-		if err != nil {
-			return opts, storage.SelectionPredicate{}, apierrors.NewBadRequest(fmt.Sprintf("invalid sendInitialEvents %q", v[0]))
-		}
-		opts.SendInitialEvents = &b
-	}
-	if err := c.validateWatchOptions(opts); err != nil {
-		return opts, storage.SelectionPredicate{}, err
-	}
-	var pred storage.SelectionPredicate
-	for name, dst := range map[string]*int64{"limit": &opts.Limit, "timeoutSeconds": nil} {
-		v := q.Get(name)
-		if v == "" {
-			continue
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return opts, pred, apierrors.NewBadRequest(fmt.Sprintf("invalid %s %q: %v", name, v, err))
-		}
-		if dst != nil {
-			*dst = n
-		} else {
-			opts.TimeoutSeconds = &n
-		}
-	}
+// predicate builds the selection of a list, watch or deletecollection; a
+// request for one named object selects it by name.
+func (c *call) predicate(opts metav1.ListOptions) (storage.SelectionPredicate, error) {
 	ls, err := labels.Parse(opts.LabelSelector)
 	if err != nil {
-		return opts, pred, apierrors.NewBadRequest(err.Error())
+		return storage.SelectionPredicate{}, apierrors.NewBadRequest(err.Error())
 	}
 	fs, err := fields.ParseSelector(opts.FieldSelector)
 	if err != nil {
-		return opts, pred, apierrors.NewBadRequest(err.Error())
+		return storage.SelectionPredicate{}, apierrors.NewBadRequest(err.Error())
 	}
-	// A single-object watch (or list) names the object in the path.
-	if c.info.Name != "" && opts.FieldSelector == "" {
+	if len(c.info.Parts) >= 2 {
+		if name, ok := fs.RequiresExactMatch("metadata.name"); !fs.Empty() && (!ok || name != c.info.Name) {
+			return storage.SelectionPredicate{}, apierrors.NewBadRequest("fieldSelector metadata.name doesn't match requested name")
+		}
 		fs = fields.OneTermEqualSelector("metadata.name", c.info.Name)
 	}
-	pred, err = c.store.Predicate(ls, fs)
-	return opts, pred, err
+	return c.store.Predicate(ls, fs)
 }
 
-// deleteOptions reads DeleteOptions from the body, or from the query.
-func (c *call) deleteOptions() (*metav1.DeleteOptions, bool, error) {
+// deleteOptions reads DeleteOptions from the query and then the body (of
+// kind DeleteOptions in any version, JSON, YAML or protobuf), which wins
+// where it says something. Unlike kube, a dryRun in the query is kept
+// when the body has a say too: a client that asked for a dry run never
+// deletes.
+func (c *call) deleteOptions() (*metav1.DeleteOptions, error) {
 	opts := &metav1.DeleteOptions{}
+	if err := decodeParams(c.query, opts); err != nil {
+		return nil, err
+	}
 	data, err := readBody(c.r)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	if len(strings.TrimSpace(string(data))) > 0 {
-		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, opts); err != nil {
-			return nil, false, apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: %v", err))
+	if len(bytes.TrimSpace(data)) > 0 {
+		queryDryRun := opts.DryRun
+		if err := decodeDeleteOptions(data, c.r.Header.Get("Content-Type"), opts); err != nil {
+			return nil, err
 		}
+		opts.DryRun = append(queryDryRun, opts.DryRun...)
 	}
-	q := c.r.URL.Query()
-	if v := q.Get("gracePeriodSeconds"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return nil, false, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q", v))
-		}
-		opts.GracePeriodSeconds = &n
+	errs := metav1validation.ValidateDeleteOptions(opts)
+	if len(errs) > 0 {
+		return nil, optionErrors("DeleteOptions", errs)
 	}
-	if v := q.Get("propagationPolicy"); v != "" {
-		p := metav1.DeletionPropagation(v)
-		opts.PropagationPolicy = &p
-	}
-	if v := q.Get("orphanDependents"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return nil, false, apierrors.NewBadRequest(fmt.Sprintf("invalid orphanDependents %q", v))
-		}
-		//nolint:staticcheck // still accepted, as kube does.
-		opts.OrphanDependents = &b
-	}
-	if uid := q.Get("preconditions.uid"); uid != "" {
-		u := types.UID(uid)
-		if opts.Preconditions == nil {
-			opts.Preconditions = &metav1.Preconditions{}
-		}
-		opts.Preconditions.UID = &u
-	}
-	if rv := q.Get("preconditions.resourceVersion"); rv != "" {
-		if opts.Preconditions == nil {
-			opts.Preconditions = &metav1.Preconditions{}
-		}
-		opts.Preconditions.ResourceVersion = &rv
-	}
-	opts.DryRun = append(opts.DryRun, q["dryRun"]...)
-	dryRun, err := registry.IsDryRun(opts.DryRun)
-	return opts, dryRun, err
+	return opts, nil
 }
 
-func isTrue(v string) bool { return v == "1" || v == "true" }
-
-// validateWatchOptions checks sendInitialEvents and resourceVersionMatch
-// on watches as kube does.
-func (c *call) validateWatchOptions(opts metav1.ListOptions) error {
-	bad := func(msg string) error { return apierrors.NewBadRequest(msg) }
-	if !opts.Watch {
-		if opts.SendInitialEvents != nil {
-			return bad("sendInitialEvents is forbidden for list")
+func decodeDeleteOptions(data []byte, contentType string, opts *metav1.DeleteOptions) error {
+	cannot := func(err error) error {
+		return apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: %v", err))
+	}
+	mt, ok := negotiation.ContentType(contentType)
+	if !ok {
+		return errUnsupportedMediaType(negotiation.Supported...)
+	}
+	switch mt {
+	case negotiation.Protobuf:
+		obj, err := codec.DecodeEnvelope(data, metav1.SchemeGroupVersion.WithKind("DeleteOptions"), func() runtime.Object { return &metav1.DeleteOptions{} })
+		if err != nil {
+			return cannot(err)
 		}
+		*opts = *obj.(*metav1.DeleteOptions)
 		return nil
-	}
-	if opts.SendInitialEvents == nil {
-		if opts.ResourceVersionMatch != "" {
-			return bad("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+	case negotiation.YAML:
+		var err error
+		if data, err = yaml.YAMLToJSON(data); err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("error converting YAML to JSON: %v", err))
 		}
-		return nil
 	}
-	if c.h.FeatureGates == nil || !c.h.FeatureGates.Enabled(featuregate.WatchList) {
-		return bad("sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled")
+	var body metav1.DeleteOptions
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &body); err != nil {
+		return cannot(err)
 	}
-	if opts.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan {
-		return bad(fmt.Sprintf("sendInitialEvents requires setting resourceVersionMatch to %s", metav1.ResourceVersionMatchNotOlderThan))
+	if k := body.Kind; k != "" && k != "DeleteOptions" {
+		return cannot(fmt.Errorf("the kind in the data (%s) does not match the expected kind (DeleteOptions)", k))
 	}
-	if *opts.SendInitialEvents && !opts.AllowWatchBookmarks {
-		return bad("sendInitialEvents requires setting allowWatchBookmarks to true")
+	query := *opts
+	*opts = body
+	if opts.GracePeriodSeconds == nil {
+		opts.GracePeriodSeconds = query.GracePeriodSeconds
+	}
+	if opts.Preconditions == nil {
+		opts.Preconditions = query.Preconditions
+	}
+	//nolint:staticcheck // OrphanDependents is deprecated but still honoured, as kube does.
+	if opts.OrphanDependents == nil && opts.PropagationPolicy == nil {
+		opts.OrphanDependents, opts.PropagationPolicy = query.OrphanDependents, query.PropagationPolicy
 	}
 	return nil
 }
 
-// watchTimeout is timeoutSeconds, or a random time between the minimum
-// request timeout and twice it, so that watches of many clients do not all
-// end at once.
-func (c *call) watchTimeout(opts metav1.ListOptions) time.Duration {
-	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds > 0 {
-		return time.Duration(*opts.TimeoutSeconds) * time.Second
+// managerOrUserAgent is the field manager of a write: ?fieldManager, or
+// else the User-Agent's product, printable characters only, at most 128
+// bytes, as kube derives it.
+func managerOrUserAgent(manager, userAgent string) string {
+	if manager != "" {
+		return manager
 	}
-	min := c.h.MinRequestTimeout
-	if min <= 0 {
-		min = 1800
+	var b strings.Builder
+	for _, r := range strings.Split(userAgent, "/")[0] {
+		if !unicode.IsPrint(r) {
+			continue
+		}
+		if b.Len()+utf8.RuneLen(r) > metav1validation.FieldManagerMaxLength {
+			break
+		}
+		b.WriteRune(r)
 	}
-	return time.Duration(float64(min)*(1+rand.Float64())) * time.Second
+	return b.String()
 }

@@ -6,132 +6,306 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	jsonpatch "github.com/evanphx/json-patch"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
-
-	"github.com/cronplane/cronplane/pkg/registry"
 )
+
+// Limits that bound the work and memory of a patch, kube's own: the
+// number of JSON patch operations, and the bytes its copy operations may
+// add in all (each copy could otherwise double the document).
+const (
+	maxJSONPatchOperations = 10000
+	maxJSONPatchCopyBytes  = 3 * 1024 * 1024
+)
+
+func init() {
+	jsonpatch.AccumulatedCopySizeLimit = maxJSONPatchCopyBytes
+}
 
 // patchTypes are the PATCH content types served.
 var patchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType), string(types.ApplyPatchType)}
 
-// patch applies a JSON, merge or strategic merge patch to the current
-// object inside the store's update loop, so that a concurrent write makes
-// it re-apply to the new state; the result goes through the same checks as
-// a PUT.
-func (c *call) patch() {
-	dryRun, err := registry.IsDryRun(c.r.URL.Query()["dryRun"])
-	if err != nil {
-		c.fail(err)
-		return
-	}
-	mt, _, err := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
-	if err != nil || !contains(patchTypes, mt) {
-		c.fail(errUnsupportedMediaType(c.r.Header.Get("Content-Type"), patchTypes...))
-		return
-	}
-	patch, err := readBody(c.r)
-	if err != nil {
-		c.fail(err)
-		return
-	}
-	wo := registry.WriteOptions{DryRun: dryRun}
-	if wo.FieldManager, err = c.fieldManager(); err != nil {
-		c.fail(err)
-		return
-	}
-	force, err := c.force(types.PatchType(mt))
-	if err != nil {
-		c.fail(err)
-		return
-	}
-	update := func(_ context.Context, current runtime.Object) (runtime.Object, error) {
-		if current == nil {
-			return nil, apierrors.NewNotFound(c.store.Resource.GroupResource(), c.info.Name)
-		}
-		return c.applyPatch(types.PatchType(mt), current, patch)
-	}
-	if types.PatchType(mt) == types.ApplyPatchType {
-		if c.r.URL.Query().Get("fieldManager") == "" {
-			c.fail(apierrors.NewBadRequest("PATCH requests with apply content type must specify fieldManager"))
-			return
-		}
-		if c.store.Fields == nil {
-			c.fail(errUnsupportedMediaType(mt, patchTypes[:3]...))
-			return
-		}
-		config, err := c.applyConfiguration(patch)
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		wo.Applied = true
-		update = func(_ context.Context, current runtime.Object) (runtime.Object, error) {
-			empty := c.store.Resource.New()
-			m, _ := meta.Accessor(empty)
-			m.SetName(c.info.Name)
-			m.SetNamespace(c.namespace)
-			return c.store.Fields.Apply(current, empty, config, wo.FieldManager, c.info.Subresource, force, time.Now())
-		}
-	}
-	out, created, err := c.store.Update(c.r.Context(), c.namespace, c.info.Name, c.info.Subresource, update, wo)
-	if err != nil {
-		c.fail(err)
-		return
-	}
-	code := http.StatusOK
-	if created {
-		code = http.StatusCreated
-	}
-	c.respond(code, out)
+// errPatchMediaType is kube's 415 for a PATCH of a type it does not take,
+// which kube's router words on its own.
+func errPatchMediaType() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusUnsupportedMediaType,
+		Reason:  metav1.StatusReasonUnsupportedMediaType,
+		Message: "415: Unsupported Media Type",
+		Details: &metav1.StatusDetails{},
+	}}
 }
 
-// force reads ?force, which only an apply may set.
-func (c *call) force(pt types.PatchType) (bool, error) {
-	v := c.r.URL.Query().Get("force")
-	if v == "" {
-		return false, nil
+// patch applies a patch to the current object inside the store's update
+// loop, so that a concurrent write makes it re-apply to the new state; the
+// result goes through the same checks as a PUT.
+func (c *call) patch() (int, runtime.Object, error) {
+	mt, _, err := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
+	if err != nil || !contains(patchTypes, mt) {
+		return 0, nil, errPatchMediaType()
 	}
-	force, err := strconv.ParseBool(v)
+	pt := types.PatchType(mt)
+	opts, err := patchOptions(c.query, pt)
 	if err != nil {
-		return false, apierrors.NewBadRequest(fmt.Sprintf("invalid force %q", v))
+		return 0, nil, err
 	}
-	if force && pt != types.ApplyPatchType {
-		return false, apierrors.NewBadRequest("force: Forbidden: may not be specified for non-apply patch")
+	body, err := readBody(c.r)
+	if err != nil {
+		return 0, nil, err
 	}
-	return force, nil
+	validation := opts.FieldValidation
+	if validation == "" {
+		validation = metav1.FieldValidationWarn
+	}
+	wo := c.writeOptions(opts.DryRun, opts.FieldManager)
+	var mutate func(current runtime.Object) (runtime.Object, error)
+	switch pt {
+	case types.JSONPatchType, types.MergePatchType:
+		mutate = func(current runtime.Object) (runtime.Object, error) {
+			return c.jsonPatch(pt, body, validation, current)
+		}
+	case types.StrategicMergePatchType:
+		mutate = func(current runtime.Object) (runtime.Object, error) {
+			return c.strategicPatch(body, validation, current)
+		}
+	case types.ApplyPatchType:
+		if c.store.Fields == nil {
+			return 0, nil, errPatchMediaType()
+		}
+		config, err := c.applyConfiguration(body, validation)
+		if err != nil {
+			return 0, nil, err
+		}
+		force := opts.Force != nil && *opts.Force
+		wo.Applied = true
+		mutate = func(current runtime.Object) (runtime.Object, error) {
+			empty := c.store.Resource.New()
+			m := metaOf(empty)
+			m.SetName(c.info.Name)
+			m.SetNamespace(c.namespace)
+			out, err := c.store.Fields.Apply(current, empty, config, wo.FieldManager, c.info.Subresource, force, time.Now())
+			if err != nil {
+				return nil, err
+			}
+			// Apply works on fields; defaults come back as a decode would
+			// bring them.
+			c.store.Resource.Strategy.Default(out)
+			return out, nil
+		}
+	}
+	update := func(_ context.Context, current runtime.Object) (runtime.Object, error) {
+		if current == nil && pt != types.ApplyPatchType {
+			return nil, apierrors.NewNotFound(c.store.Resource.GroupResource(), c.info.Name)
+		}
+		out, err := mutate(current)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkName(out, c.info.Name); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	out, created, err := c.store.Update(c.r.Context(), c.namespace, c.info.Name, c.info.Subresource, update, wo)
+	if created {
+		return http.StatusCreated, out, err
+	}
+	return http.StatusOK, out, err
+}
+
+// jsonPatchOp is one operation of a JSON patch, read strictly to find
+// unknown fields.
+type jsonPatchOp struct {
+	Op    string      `json:"op"`
+	Path  string      `json:"path"`
+	From  string      `json:"from"`
+	Value interface{} `json:"value"`
+}
+
+// jsonPatch applies a JSON patch or a merge patch to current.
+func (c *call) jsonPatch(pt types.PatchType, patch []byte, validation string, current runtime.Object) (runtime.Object, error) {
+	original, err := json.Marshal(current)
+	if err != nil {
+		return nil, err
+	}
+	var strict []error
+	var patched []byte
+	switch pt {
+	case types.JSONPatchType:
+		if validation != metav1.FieldValidationIgnore {
+			var ops []jsonPatchOp
+			if strict, err = sigsjson.UnmarshalStrict(patch, &ops); err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			}
+			for i, e := range strict {
+				strict[i] = fmt.Errorf("json patch %v", e)
+			}
+		}
+		ops, err := jsonpatch.DecodePatch(patch)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		if len(ops) > maxJSONPatchOperations {
+			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(ops)))
+		}
+		if patched, err = ops.Apply(original); err != nil {
+			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+		}
+	default:
+		if validation != metav1.FieldValidationIgnore {
+			var v map[string]interface{}
+			if strict, err = sigsjson.UnmarshalStrict(patch, &v); err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			}
+		}
+		if patched, err = jsonpatch.MergePatch(original, patch); err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+	}
+	obj := c.store.Resource.New()
+	decodeStrict, err := sigsjson.UnmarshalStrict(patched, obj, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
+	if err == nil {
+		err = checkKind(obj, c.store.Resource.GroupVersionKind)
+	}
+	if err != nil {
+		return nil, invalidPatch(string(patched), err)
+	}
+	if err := c.patchStrictErrors(validation, append(strict, decodeStrict...)); err != nil {
+		return nil, err
+	}
+	c.store.Resource.Strategy.Default(obj)
+	return obj, nil
+}
+
+// strategicPatch applies a strategic merge patch to current, on maps as
+// kube does, so that a patch of the wrong type fails as kube's fails.
+func (c *call) strategicPatch(patch []byte, validation string, current runtime.Object) (runtime.Object, error) {
+	original, err := runtime.DefaultUnstructuredConverter.ToUnstructured(current)
+	if err != nil {
+		return nil, err
+	}
+	patchMap := map[string]interface{}{}
+	var strict []error
+	if validation != metav1.FieldValidationIgnore {
+		strict, err = sigsjson.UnmarshalStrict(patch, &patchMap)
+	} else {
+		err = sigsjson.UnmarshalCaseSensitivePreserveInts(patch, &patchMap)
+	}
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	patched, err := strategicpatch.StrategicMergeMapPatch(original, patchMap, c.store.Resource.New())
+	if err != nil {
+		return nil, strategicPatchError(err)
+	}
+	obj := c.store.Resource.New()
+	err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(patched, obj, validation != metav1.FieldValidationIgnore)
+	if decodeStrict, isStrict := runtime.AsStrictDecodingError(err); isStrict {
+		strict, err = append(strict, decodeStrict.Errors()...), nil
+	}
+	if err == nil {
+		err = checkKind(obj, c.store.Resource.GroupVersionKind)
+	}
+	if err != nil {
+		return nil, invalidPatch(fmt.Sprintf("%+v", patchMap), err)
+	}
+	if err := c.patchStrictErrors(validation, strict); err != nil {
+		return nil, err
+	}
+	c.store.Resource.Strategy.Default(obj)
+	return obj, nil
+}
+
+// strategicPatchError gives the strategic merge library's errors kube's
+// codes: a malformed patch is a 400, one that cannot apply a 422.
+func strategicPatchError(err error) error {
+	switch err {
+	case mergepatch.ErrBadJSONDoc, mergepatch.ErrBadPatchFormatForPrimitiveList, mergepatch.ErrBadPatchFormatForRetainKeys,
+		mergepatch.ErrBadPatchFormatForSetElementOrderList, mergepatch.ErrUnsupportedStrategicMergePatchFormat:
+		return apierrors.NewBadRequest(err.Error())
+	case mergepatch.ErrNoListOfLists, mergepatch.ErrPatchContentNotMatchRetainKeys:
+		return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+	}
+	return apierrors.NewBadRequest(err.Error())
+}
+
+// invalidPatch is kube's 422 for a patch whose result is not an object of
+// the type: it quotes the result and the decoder's complaint.
+func invalidPatch(result string, err error) error {
+	return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), result, err.Error())})
+}
+
+// checkKind refuses a patched object whose kind or apiVersion the patch
+// changed.
+func checkKind(obj runtime.Object, want schema.GroupVersionKind) error {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if gvk.Kind != "" && gvk.Kind != want.Kind {
+		return fmt.Errorf("the kind in the data (%s) does not match the expected kind (%s)", gvk.Kind, want.Kind)
+	}
+	if (gvk.Group != "" || gvk.Version != "") && gvk.GroupVersion() != want.GroupVersion() {
+		return fmt.Errorf("the API version in the data (%s) does not match the expected API version (%s)", gvk.GroupVersion(), want.GroupVersion())
+	}
+	obj.GetObjectKind().SetGroupVersionKind(want)
+	return nil
+}
+
+// patchStrictErrors applies fieldValidation to the unknown and duplicate
+// fields of a patch and its result: warnings by default, a 400 naming
+// them all under Strict, as SPEC.md has it.
+func (c *call) patchStrictErrors(validation string, strict []error) error {
+	if len(strict) == 0 {
+		return nil
+	}
+	res := c.store.Resource
+	if err := c.strictErrors(validation, strict); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", res.Kind, res.Version, res.Kind, err))
+	}
+	return nil
 }
 
 // applyConfiguration reads an apply body (YAML or JSON) into the fields it
-// sets, checked against the type: wrong types are a 400, unknown fields
-// are reported per fieldValidation and left out.
-func (c *call) applyConfiguration(body []byte) (map[string]interface{}, error) {
-	data, err := yaml.YAMLToJSON(body)
-	if err != nil {
+// sets, checked against the type: the body must be an object of the
+// resource's kind and version; wrong types are a 400; unknown fields are
+// reported per fieldValidation and left out.
+func (c *call) applyConfiguration(body []byte, validation string) (map[string]interface{}, error) {
+	raw := map[string]interface{}{}
+	if err := yaml.Unmarshal(body, &raw); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
 	}
-	var raw map[string]interface{}
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &raw); err != nil || raw == nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding apply configuration: %v", err))
+	apiVersion, _ := raw["apiVersion"].(string)
+	kind, _ := raw["kind"].(string)
+	gv, _ := schema.ParseGroupVersion(apiVersion)
+	if gvk := gv.WithKind(kind); gvk != c.store.Resource.GroupVersionKind {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid object type: %v", gvk))
 	}
 	if md, ok := raw["metadata"].(map[string]interface{}); ok {
 		if _, ok := md["managedFields"]; ok {
 			return nil, apierrors.NewBadRequest("metadata.managedFields must be nil")
 		}
 	}
-	obj, err := c.decodeJSON(data, yamlDuplicates(body)...)
+	data, err := yaml.YAMLToJSON(body)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
+	}
+	obj, err := c.decodeJSON(data, validation, yamlDuplicates(body)...)
 	if err != nil {
 		return nil, err
+	}
+	m := metaOf(obj)
+	if ns := m.GetNamespace(); c.store.Resource.Namespaced && ns != "" && ns != c.namespace {
+		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
 	typedMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
@@ -172,51 +346,6 @@ func intersect(raw, typed interface{}) interface{} {
 		return out
 	}
 	return typed
-}
-
-// fieldManager is ?fieldManager, or else the User-Agent's first word, as
-// kube derives it.
-func (c *call) fieldManager() (string, error) {
-	m := c.r.URL.Query().Get("fieldManager")
-	if len(m) > 128 {
-		return "", apierrors.NewBadRequest("fieldManager: Invalid value: must be no more than 128 characters")
-	}
-	if m == "" {
-		m = strings.Split(c.r.UserAgent(), "/")[0]
-		if len(m) > 128 {
-			m = m[:128]
-		}
-	}
-	return m, nil
-}
-
-func (c *call) applyPatch(pt types.PatchType, current runtime.Object, patch []byte) (runtime.Object, error) {
-	original, err := json.Marshal(current)
-	if err != nil {
-		return nil, err
-	}
-	var patched []byte
-	switch pt {
-	case types.JSONPatchType:
-		p, err := jsonpatch.DecodePatch(patch)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
-		}
-		if patched, err = p.Apply(original); err != nil {
-			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", c.store.Resource.GroupResource(), c.info.Name, err.Error(), 0, false)
-		}
-	case types.MergePatchType:
-		if patched, err = jsonpatch.MergePatch(original, patch); err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
-		}
-	case types.StrategicMergePatchType:
-		if patched, err = strategicpatch.StrategicMergePatch(original, patch, c.store.Resource.New()); err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
-		}
-	default:
-		return nil, fmt.Errorf("unsupported patch type %s", pt)
-	}
-	return c.decodeJSON(patched)
 }
 
 func contains(list []string, s string) bool {

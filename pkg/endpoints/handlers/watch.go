@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"math/rand"
 	"net/http"
 	"strconv"
 	"time"
@@ -22,7 +23,12 @@ import (
 // serveWatch streams watch events as JSON documents, one per line, each
 // flushed as it is written, until the timeout, the client leaving or the
 // end of the underlying watch.
-func (c *call) serveWatch(opts metav1.ListOptions, pred storage.SelectionPredicate) {
+func (c *call) serveWatch(opts metav1.ListOptions) {
+	pred, err := c.predicate(opts)
+	if err != nil {
+		c.fail(err)
+		return
+	}
 	ctx, cancel := context.WithTimeout(c.r.Context(), c.watchTimeout(opts))
 	defer cancel()
 	w, err := c.store.Watch(ctx, c.namespace, opts, pred)
@@ -36,6 +42,7 @@ func (c *call) serveWatch(opts metav1.ListOptions, pred storage.SelectionPredica
 	if c.format.MediaType == negotiation.Protobuf {
 		appendEvent, contentType = appendProtobufWatchEvent, negotiation.Protobuf+";stream=watch"
 	}
+	c.warnings.WriteHeaders(c.w.Header())
 	c.w.Header().Set("Content-Type", contentType)
 	c.w.Header().Set("Transfer-Encoding", "chunked")
 	c.w.WriteHeader(http.StatusOK)
@@ -55,7 +62,7 @@ func (c *call) serveWatch(opts metav1.ListOptions, pred storage.SelectionPredica
 			case e.Type == watch.Error:
 			case c.format.As == negotiation.AsTable && e.Type != watch.Bookmark:
 				// kubectl get -w: each object as a one-row Table.
-				t, err := table.Convert(c.store.Resource, e.Object, c.r.URL.Query().Get("includeObject"), c.format.AsVersion, time.Now())
+				t, err := table.Convert(c.store.Resource, e.Object, c.query.Get("includeObject"), c.format.AsVersion, time.Now())
 				if err != nil {
 					return
 				}
@@ -140,4 +147,18 @@ func appendProtobufWatchEvent(buf []byte, e watch.Event) ([]byte, error) {
 	}
 	buf = binary.BigEndian.AppendUint32(buf, uint32(len(data)))
 	return append(buf, data...), nil
+}
+
+// watchTimeout is timeoutSeconds, or a random time between the minimum
+// request timeout and twice it, so that watches of many clients do not all
+// end at once.
+func (c *call) watchTimeout(opts metav1.ListOptions) time.Duration {
+	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds > 0 {
+		return time.Duration(*opts.TimeoutSeconds) * time.Second
+	}
+	min := c.h.MinRequestTimeout
+	if min <= 0 {
+		min = 1800
+	}
+	return time.Duration(float64(min)*(1+rand.Float64())) * time.Second
 }

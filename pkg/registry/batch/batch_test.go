@@ -121,7 +121,7 @@ func TestCronJobValidate_Rules(t *testing.T) {
 		{"container without image", func(c *batchv1.CronJob) { c.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = "" }, "spec.jobTemplate.spec.template.spec.containers[0].image: FieldValueRequired"},
 		{"restartPolicy Always", func(c *batchv1.CronJob) {
 			c.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
-		}, "spec.jobTemplate.spec.template.spec.restartPolicy: FieldValueNotSupported"},
+		}, "spec.jobTemplate.spec.template.spec.restartPolicy: FieldValueRequired"},
 		{"name of 53 characters", func(c *batchv1.CronJob) { c.Name = strings.Repeat("a", 53) }, "metadata.name: FieldValueInvalid"},
 	}
 	for _, tc := range cases {

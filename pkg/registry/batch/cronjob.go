@@ -69,6 +69,12 @@ func (cronJobStrategy) Default(obj runtime.Object) {
 // Jobs a CronJob creates, within a 63-character label value.
 const maxCronJobNameLength = 52
 
+func (cronJobStrategy) WarningsOnCreate(obj runtime.Object) []string {
+	return nameWarnings(obj.(*batchv1.CronJob).Name)
+}
+
+func (cronJobStrategy) WarningsOnUpdate(_, _ runtime.Object) []string { return nil }
+
 func (cronJobStrategy) Validate(obj runtime.Object) field.ErrorList {
 	return validateCronJob(obj.(*batchv1.CronJob))
 }

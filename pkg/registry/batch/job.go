@@ -104,6 +104,12 @@ func (jobStrategy) Default(obj runtime.Object) {
 	defaultPodSpec(&spec.Template.Spec)
 }
 
+func (jobStrategy) WarningsOnCreate(obj runtime.Object) []string {
+	return nameWarnings(obj.(*batchv1.Job).Name)
+}
+
+func (jobStrategy) WarningsOnUpdate(_, _ runtime.Object) []string { return nil }
+
 func (jobStrategy) Validate(obj runtime.Object) field.ErrorList {
 	job := obj.(*batchv1.Job)
 	var errs field.ErrorList

@@ -4,6 +4,7 @@
 package batch
 
 import (
+	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -93,12 +94,10 @@ func validatePodTemplate(t *corev1.PodTemplateSpec, path *field.Path) field.Erro
 	names := sets.New[string]()
 	errs = append(errs, validateContainers(t.Spec.InitContainers, spec.Child("initContainers"), names)...)
 	errs = append(errs, validateContainers(t.Spec.Containers, spec.Child("containers"), names)...)
-	switch t.Spec.RestartPolicy {
-	case corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever:
-	case "":
+	// kube words any other policy, the defaulted Always included, as a
+	// missing one.
+	if p := t.Spec.RestartPolicy; p != corev1.RestartPolicyOnFailure && p != corev1.RestartPolicyNever {
 		errs = append(errs, field.Required(spec.Child("restartPolicy"), `valid values: "OnFailure", "Never"`))
-	default:
-		errs = append(errs, field.NotSupported(spec.Child("restartPolicy"), t.Spec.RestartPolicy, []string{string(corev1.RestartPolicyOnFailure), string(corev1.RestartPolicyNever)}))
 	}
 	switch t.Spec.DNSPolicy {
 	case corev1.DNSClusterFirst, corev1.DNSClusterFirstWithHostNet, corev1.DNSDefault, corev1.DNSNone:
@@ -192,6 +191,15 @@ func nonNegative32(v *int32, path *field.Path) field.ErrorList {
 func nonNegative64(v *int64, path *field.Path) field.ErrorList {
 	if v != nil && *v < 0 {
 		return field.ErrorList{field.Invalid(path, *v, "must be greater than or equal to 0")}
+	}
+	return nil
+}
+
+// nameWarnings advises against a Job or CronJob name that is not a DNS
+// label: the name goes into pod names and hostnames.
+func nameWarnings(name string) []string {
+	if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
+		return []string{fmt.Sprintf("metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: %v", msgs)}
 	}
 	return nil
 }

@@ -7,8 +7,6 @@ package etcd3
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -148,43 +146,11 @@ func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions) (r
 	return s.decode(resp.Kvs[0].Value, resp.Kvs[0].ModRevision)
 }
 
-// continueToken is the opaque form of where a paged list resumes.
-type continueToken struct {
-	APIVersion string `json:"v"`
-	RV         int64  `json:"rv"`
-	Start      string `json:"start"`
-}
-
-func encodeContinue(rv int64, next, prefix string) (string, error) {
-	b, err := json.Marshal(continueToken{APIVersion: "meta.k8s.io/v1", RV: rv, Start: strings.TrimPrefix(next, prefix)})
-	if err != nil {
-		return "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
-}
-
-func decodeContinue(token, prefix string) (string, int64, error) {
-	invalid := &storage.Error{Code: storage.ErrCodeInvalidContinue, Msg: "continue key is not valid: " + token}
-	data, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil {
-		return "", 0, invalid
-	}
-	var t continueToken
-	if err := json.Unmarshal(data, &t); err != nil || t.APIVersion != "meta.k8s.io/v1" || t.RV <= 0 {
-		return "", 0, invalid
-	}
-	start := strings.TrimLeft(t.Start, "/")
-	if strings.Contains(start, "..") {
-		return "", 0, invalid
-	}
-	return prefix + start, t.RV, nil
-}
-
 func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOptions) (*storage.ListResult, error) {
 	start, rev := prefix, int64(0)
 	if opts.Continue != "" {
 		var err error
-		if start, rev, err = decodeContinue(opts.Continue, prefix); err != nil {
+		if start, rev, err = storage.DecodeContinue(opts.Continue, prefix); err != nil {
 			return nil, err
 		}
 	} else if opts.Mode == storage.ReadExact {
@@ -240,7 +206,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		more := resp.More || (last != nil && !bytes.Equal(last.Key, resp.Kvs[len(resp.Kvs)-1].Key))
 		if full && more {
 			next := string(last.Key) + "\x00"
-			token, err := encodeContinue(rev, next, prefix)
+			token, err := storage.EncodeContinue(next, prefix, rev)
 			if err != nil {
 				return nil, err
 			}
