@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -99,4 +100,64 @@ func collect(t *testing.T, path string, q url.Values) string {
 	}
 	t.Fatalf("%s: more than 20 pages", path)
 	return ""
+}
+
+// TestKubectl_SelectorsEventsAndDescribe runs the kubectl commands that
+// page with a selector (limit=500 by default) and that a selector once
+// broke with a 500: gets by label and field, events of an object, and
+// describe's Events section.
+func TestKubectl_SelectorsEventsAndDescribe(t *testing.T) {
+	ns := namespace(t)
+	mustKubectl(t, "-n", ns, "create", "cronjob", "x", "--image=busybox", "--schedule=0 * * * *")
+	mustKubectl(t, "-n", ns, "create", "cronjob", "y", "--image=busybox", "--schedule=0 * * * *")
+	mustKubectl(t, "-n", ns, "label", "cronjob", "x", "app=x")
+	cj, err := srv.Client.BatchV1().CronJobs(ns).Get(ctx(t), "x", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{"Normal", "Warning"} {
+		ev := &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: "x." + strings.ToLower(typ)},
+			InvolvedObject: corev1.ObjectReference{Kind: "CronJob", APIVersion: "batch/v1", Namespace: ns, Name: "x", UID: cj.UID},
+			Type:           typ, Reason: typ + "Reason", Message: "about x",
+			FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1,
+		}
+		if _, err := srv.Client.CoreV1().Events(ns).Create(ctx(t), ev, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checks := []struct {
+		args []string
+		want []string
+		not  []string
+	}{
+		{[]string{"get", "cj", "-l", "app=x", "-o", "name"}, []string{"cronjob.batch/x"}, []string{"cronjob.batch/y"}},
+		{[]string{"get", "cj", "--field-selector", "metadata.name=y", "-o", "name"}, []string{"cronjob.batch/y"}, []string{"cronjob.batch/x"}},
+		{[]string{"get", "all", "-l", "app=x", "-o", "name"}, []string{"cronjob.batch/x"}, []string{"cronjob.batch/y"}},
+		{[]string{"get", "events", "--field-selector", "type=Warning", "-o", "name"}, []string{"event/x.warning"}, []string{"event/x.normal"}},
+		{[]string{"events", "--for", "cronjob/x"}, []string{"WarningReason", "NormalReason"}, nil},
+		{[]string{"describe", "cronjob", "x"}, []string{"WarningReason", "about x"}, []string{"Events:  <none>"}},
+	}
+	for _, c := range checks {
+		out := mustKubectl(t, append([]string{"-n", ns}, c.args...)...)
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("kubectl %s lacks %q:\n%s", strings.Join(c.args, " "), w, out)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(out, n) {
+				t.Errorf("kubectl %s shows %q:\n%s", strings.Join(c.args, " "), n, out)
+			}
+		}
+	}
+	out := mustKubectl(t, "get", "ns", "--field-selector", "status.phase=Active,metadata.name="+ns, "-o", "name")
+	if strings.TrimSpace(out) != "namespace/"+ns {
+		t.Errorf("get ns by phase: %q", out)
+	}
+	// A watch with a selector lists with limit=500 first.
+	out, _ = kubectl(t, "-n", ns, "get", "cj", "-l", "app=x", "-w", "--request-timeout=2s")
+	if !strings.Contains(out, "x ") || strings.Contains(out, "Error") {
+		t.Errorf("get -w -l: %s", out)
+	}
 }

@@ -8,6 +8,8 @@
 package apply
 
 import (
+	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 
@@ -17,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/structured-merge-diff/v4/schema"
 	"sigs.k8s.io/structured-merge-diff/v4/typed"
+
+	markers "github.com/cronplane/cronplane/pkg/schema"
 )
 
 const (
@@ -113,6 +117,9 @@ func (b *schemaBuilder) named(t reflect.Type) string {
 	b.defs = append(b.defs, schema.TypeDef{Name: name})
 	m := &schema.Map{}
 	b.fields(t, m)
+	if markers.TypeMarkersOf(t).StructType == "atomic" {
+		m.ElementRelationship = schema.Atomic
+	}
 	b.defs[i].Atom = schema.Atom{Map: m}
 	return name
 }
@@ -138,12 +145,35 @@ func (b *schemaBuilder) fields(t reflect.Type, m *schema.Map) {
 			name = f.Name
 		}
 		ref := b.ref(f.Type)
-		if f.Type.Kind() == reflect.Slice && ref.Inlined.List != nil && strings.Contains(f.Tag.Get("patchStrategy"), "merge") {
-			ref.Inlined.List.ElementRelationship = schema.Associative
-			if key := f.Tag.Get("patchMergeKey"); key != "" {
-				ref.Inlined.List.Keys = []string{key}
+		fm := markers.FieldMarkersOf(t, name)
+		if l := ref.Inlined.List; l != nil {
+			// A declared list type wins over the patch strategy, as in
+			// kube's OpenAPI.
+			switch {
+			case fm.ListType == "atomic":
+			case fm.ListType == "set":
+				l.ElementRelationship = schema.Associative
+			case fm.ListType == "map":
+				l.ElementRelationship = schema.Associative
+				l.Keys = fm.ListMapKeys
+			case strings.Contains(f.Tag.Get("patchStrategy"), "merge"):
+				l.ElementRelationship = schema.Associative
+				if key := f.Tag.Get("patchMergeKey"); key != "" {
+					l.Keys = []string{key}
+				}
 			}
 		}
-		m.Fields = append(m.Fields, schema.StructField{Name: name, Type: ref})
+		if mp := ref.Inlined.Map; mp != nil && fm.MapType == "atomic" {
+			mp.ElementRelationship = schema.Atomic
+		}
+		sf := schema.StructField{Name: name, Type: ref}
+		// A default fills in a missing key of a map list (a port's
+		// protocol), as kube's schema lets it.
+		if fm.Default != "" {
+			if err := json.Unmarshal([]byte(fm.Default), &sf.Default); err != nil {
+				panic(fmt.Sprintf("apply: default %s of %s.%s: %v", fm.Default, t, name, err))
+			}
+		}
+		m.Fields = append(m.Fields, sf)
 	}
 }

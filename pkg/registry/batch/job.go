@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -51,27 +52,41 @@ const (
 type jobStrategy struct{ registry.SpecStatusStrategy }
 
 // PrepareForCreate clears the status and, unless the selector is manual,
-// generates the selector and pod labels from the uid, as kube does.
+// labels the pod template with the job's name and uid and selects them,
+// keeping labels and a selector the client already set, as kube does.
 func (s jobStrategy) PrepareForCreate(obj runtime.Object) {
 	s.SpecStatusStrategy.PrepareForCreate(obj)
 	job := obj.(*batchv1.Job)
 	if job.Spec.ManualSelector != nil && *job.Spec.ManualSelector {
 		return
 	}
-	uid := string(job.UID)
 	if job.Spec.Template.Labels == nil {
 		job.Spec.Template.Labels = map[string]string{}
 	}
+	uid := string(job.UID)
 	for k, v := range map[string]string{labelControllerUID: uid, labelJobName: job.Name, legacyLabelControllerUID: uid, legacyLabelJobName: job.Name} {
-		job.Spec.Template.Labels[k] = v
+		if _, set := job.Spec.Template.Labels[k]; !set {
+			job.Spec.Template.Labels[k] = v
+		}
 	}
-	job.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{labelControllerUID: uid}}
-	job.Spec.ManualSelector = new(bool)
+	if job.Spec.Selector == nil {
+		job.Spec.Selector = &metav1.LabelSelector{}
+	}
+	if job.Spec.Selector.MatchLabels == nil {
+		job.Spec.Selector.MatchLabels = map[string]string{}
+	}
+	if _, set := job.Spec.Selector.MatchLabels[labelControllerUID]; !set {
+		job.Spec.Selector.MatchLabels[labelControllerUID] = uid
+	}
 }
 
-// Default applies kube's Job defaults and the pod defaults of its template.
+// Default applies kube's Job defaults and the pod defaults of its
+// template. A Job without labels takes its template's: on a new Job the
+// template has none yet (the selector's labels come later), so kube stores
+// it unlabelled and labels it whenever it is read.
 func (jobStrategy) Default(obj runtime.Object) {
-	spec := &obj.(*batchv1.Job).Spec
+	job := obj.(*batchv1.Job)
+	spec := &job.Spec
 	if spec.Completions == nil && spec.Parallelism == nil {
 		one := int32(1)
 		spec.Completions = &one
@@ -87,6 +102,9 @@ func (jobStrategy) Default(obj runtime.Object) {
 		}
 		spec.BackoffLimit = &limit
 	}
+	if labels := spec.Template.Labels; labels != nil && len(job.Labels) == 0 {
+		job.Labels = labels
+	}
 	if spec.CompletionMode == nil {
 		mode := batchv1.NonIndexedCompletion
 		spec.CompletionMode = &mode
@@ -94,12 +112,24 @@ func (jobStrategy) Default(obj runtime.Object) {
 	if spec.Suspend == nil {
 		spec.Suspend = new(bool)
 	}
+	if p := spec.PodFailurePolicy; p != nil {
+		for _, rule := range p.Rules {
+			for i := range rule.OnPodConditions {
+				if rule.OnPodConditions[i].Status == "" {
+					rule.OnPodConditions[i].Status = corev1.ConditionTrue
+				}
+			}
+		}
+	}
 	if spec.PodReplacementPolicy == nil {
 		policy := batchv1.TerminatingOrFailed
 		if spec.PodFailurePolicy != nil {
 			policy = batchv1.Failed
 		}
 		spec.PodReplacementPolicy = &policy
+	}
+	if spec.ManualSelector == nil {
+		spec.ManualSelector = new(bool)
 	}
 	defaultPodSpec(&spec.Template.Spec)
 }
