@@ -2,6 +2,7 @@ package cronjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -19,6 +20,7 @@ import (
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 )
@@ -169,11 +171,70 @@ func (c *Controller) sync(ctx context.Context, key string) (*time.Duration, erro
 		updateStatus = true
 	}
 	if updateStatus {
-		if _, err := c.client.BatchV1().CronJobs(ns).UpdateStatus(ctx, cj, metav1.UpdateOptions{}); err != nil {
+		if err := c.writeStatus(ctx, cached, cj); err != nil {
 			return nil, err
 		}
 	}
 	return requeue, nil
+}
+
+// errReplaced stops a status write to a CronJob deleted and created again
+// under the same name: the status computed belongs to the old one.
+var errReplaced = errors.New("cronjob replaced")
+
+// writeStatus writes the status of desired, computed from base. A conflict
+// means base was stale; dropping the write would lose the Job just
+// created from status.active, so the changes are carried over to a fresh
+// copy and written again, a bounded number of times.
+func (c *Controller) writeStatus(ctx context.Context, base, desired *batchv1.CronJob) error {
+	client := c.client.BatchV1().CronJobs(desired.Namespace)
+	next := desired
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		_, err := client.UpdateStatus(ctx, next, metav1.UpdateOptions{})
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+		live, getErr := client.Get(ctx, desired.Name, metav1.GetOptions{})
+		if getErr != nil {
+			return getErr
+		}
+		if live.UID != desired.UID {
+			return errReplaced
+		}
+		next = carryOver(live, base, desired)
+		return err
+	})
+	if apierrors.IsNotFound(err) || errors.Is(err, errReplaced) {
+		return nil
+	}
+	return err
+}
+
+// carryOver applies to live what a sync changed from base to desired: the
+// Jobs it added to and removed from status.active, and the later of the
+// schedule and success times.
+func carryOver(live, base, desired *batchv1.CronJob) *batchv1.CronJob {
+	out := live.DeepCopy()
+	for _, r := range base.Status.Active {
+		if !inActive(desired, r.UID) {
+			removeActive(out, r.UID)
+		}
+	}
+	for _, r := range desired.Status.Active {
+		if !inActive(base, r.UID) && !inActive(out, r.UID) {
+			out.Status.Active = append(out.Status.Active, r)
+		}
+	}
+	out.Status.LastScheduleTime = later(out.Status.LastScheduleTime, desired.Status.LastScheduleTime)
+	out.Status.LastSuccessfulTime = later(out.Status.LastSuccessfulTime, desired.Status.LastSuccessfulTime)
+	return out
+}
+
+func later(a, b *metav1.Time) *metav1.Time {
+	if a == nil || (b != nil && b.After(a.Time)) {
+		return b
+	}
+	return a
 }
 
 func isFinished(j *batchv1.Job) (bool, batchv1.JobConditionType) {
@@ -209,6 +270,21 @@ func removeActive(cj *batchv1.CronJob, uid types.UID) {
 func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job) (*time.Duration, bool, error) {
 	now := c.clock.Now()
 	updateStatus := false
+	if forgetsJob(cj, jobs) {
+		// Most often this copy predates the status write that recorded the
+		// Job (the informer lags): as kube does, read the CronJob again
+		// before calling the Job unexpected, and go on from the fresh copy.
+		live, err := c.client.BatchV1().CronJobs(cj.Namespace).Get(ctx, cj.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if live.UID == cj.UID {
+			*cj = *live
+		}
+	}
 	children := map[types.UID]bool{}
 	for _, j := range jobs {
 		children[j.UID] = true
@@ -216,6 +292,15 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs 
 		finished, how := isFinished(j)
 		switch {
 		case !found && !finished:
+			if t, ok := scheduledBy(cj, j); ok {
+				// This controller created it, and the status write that
+				// recorded it was lost: record it again.
+				klog.Infof("cronjob %s/%s: job %s missing from status.active, adding it back", cj.Namespace, cj.Name, j.Name)
+				cj.Status.Active = append(cj.Status.Active, jobRef(j))
+				cj.Status.LastScheduleTime = later(cj.Status.LastScheduleTime, &metav1.Time{Time: t})
+				updateStatus = true
+				continue
+			}
 			c.recorder.Eventf(cj, corev1.EventTypeWarning, "UnexpectedJob", "Saw a job that the controller did not create or forgot: %s", j.Name)
 		case found && finished:
 			removeActive(cj, j.UID)
@@ -319,6 +404,32 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs 
 	}
 	cj.Status.LastScheduleTime = &metav1.Time{Time: *scheduled}
 	return requeue(), true, nil
+}
+
+// forgetsJob tells whether cj's status.active lacks an unfinished Job of
+// jobs (all controlled by cj).
+func forgetsJob(cj *batchv1.CronJob, jobs []*batchv1.Job) bool {
+	for _, j := range jobs {
+		if finished, _ := isFinished(j); !finished && !inActive(cj, j.UID) {
+			return true
+		}
+	}
+	return false
+}
+
+// scheduledBy returns the schedule time j was created for when this
+// controller created it for cj: cj controls it, it carries the scheduled
+// time annotation, and it bears the name the controller gives that time.
+func scheduledBy(cj *batchv1.CronJob, j *batchv1.Job) (time.Time, bool) {
+	ref := metav1.GetControllerOf(j)
+	if ref == nil || ref.UID != cj.UID || ref.Kind != "CronJob" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, j.Annotations[ScheduledTimestampAnnotation])
+	if err != nil || j.Name != jobName(cj, t) {
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 func jobRef(j *batchv1.Job) corev1.ObjectReference {

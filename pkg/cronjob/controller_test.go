@@ -2,6 +2,7 @@ package cronjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,10 +10,14 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -70,7 +75,14 @@ type result struct {
 
 func run(t *testing.T, cj *batchv1.CronJob, now time.Time, jobs ...*batchv1.Job) result {
 	t.Helper()
-	objs := []runtime.Object{cj}
+	return runAgainst(t, cj, cj, now, jobs...)
+}
+
+// runAgainst syncs cj, as the informer has it, against a server that holds
+// live.
+func runAgainst(t *testing.T, cj, live *batchv1.CronJob, now time.Time, jobs ...*batchv1.Job) result {
+	t.Helper()
+	objs := []runtime.Object{live}
 	for _, j := range jobs {
 		objs = append(objs, j)
 	}
@@ -222,5 +234,187 @@ func TestCleanup_DeletesOldestBeyondHistoryLimits(t *testing.T) {
 	r := run(t, cj, at("2026-11-23T10:30:00Z"), jobs...)
 	if fmt.Sprint(r.deleted) != "[ok-0 ok-1 bad-0]" {
 		t.Fatalf("deleted %v, want the two oldest successful and the oldest failed", r.deleted)
+	}
+}
+
+// scheduledJob is the unfinished Job the controller creates for minute.
+func scheduledJob(cj *batchv1.CronJob, minute time.Time, uid types.UID) *batchv1.Job {
+	j := jobFor(cj, minute, time.UTC, jobName(cj, minute))
+	j.UID = uid
+	j.CreationTimestamp = metav1.NewTime(minute)
+	return j
+}
+
+func TestSync_UnexpectedJobOnlyWhenTheLiveCronJobLacksIt(t *testing.T) {
+	created := at("2026-11-23T10:00:30Z")
+	tick := at("2026-11-23T10:01:00Z")
+	base := newCronJob("* * * * *", created)
+	// Suspended, so that the sync starts no Job of its own.
+	suspend := true
+	base.Spec.Suspend = &suspend
+	mine := scheduledJob(base, tick, "mine-uid")
+	stranger := ownedJob("by-hand", "hand-uid", created, "")
+	unannotated := scheduledJob(base, tick, "mine-uid")
+	delete(unannotated.Annotations, ScheduledTimestampAnnotation)
+	cases := []struct {
+		name string
+		// liveActive is the Job the server's copy lists, if any; the
+		// informer's copy lists none.
+		liveActive     *batchv1.Job
+		job            *batchv1.Job
+		events         []string
+		active         bool
+		lastScheduleAt *time.Time
+	}{
+		{name: "the live copy lists it: that copy is used, nothing reported", liveActive: mine, job: mine, active: true, lastScheduleAt: &tick},
+		{name: "created by the controller for a schedule time: put back", job: mine, active: true, lastScheduleAt: &tick},
+		{name: "named by hand: reported", job: stranger, events: []string{"UnexpectedJob"}},
+		{name: "named like ours without the scheduled time: reported", job: unannotated, events: []string{"UnexpectedJob"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cached := base.DeepCopy()
+			live := cached.DeepCopy()
+			if tc.liveActive != nil {
+				live.Status.Active = []corev1.ObjectReference{jobRef(tc.liveActive)}
+				live.Status.LastScheduleTime = &metav1.Time{Time: tick}
+			}
+			r := runAgainst(t, cached, live, at("2026-11-23T10:01:30Z"), tc.job)
+			if fmt.Sprint(r.events) != fmt.Sprint(tc.events) || len(r.created) != 0 {
+				t.Fatalf("events %v, created %v; want events %v", r.events, r.created, tc.events)
+			}
+			if inActive(r.cj, tc.job.UID) != tc.active {
+				t.Fatalf("status.active %v, want the Job listed: %v", r.cj.Status.Active, tc.active)
+			}
+			if got := r.cj.Status.LastScheduleTime; (got == nil) != (tc.lastScheduleAt == nil) || (got != nil && !got.Time.Equal(*tc.lastScheduleAt)) {
+				t.Fatalf("lastScheduleTime %v, want %v", got, tc.lastScheduleAt)
+			}
+		})
+	}
+}
+
+// A Forbid CronJob whose running Job failed: the sync drops that Job and
+// creates the next, then its status write meets a 409 because the
+// informer's copy of the CronJob was stale. The next sync, with the
+// informer still stale, must neither call the new Job unexpected nor lose
+// it from status.active.
+func TestSync_StatusConflictKeepsCreatedJobActive(t *testing.T) {
+	created := at("2026-11-23T10:00:30Z")
+	first, second := at("2026-11-23T10:01:00Z"), at("2026-11-23T10:02:00Z")
+	cases := []struct {
+		name string
+		// conflicts is how many status writes of the first sync answer 409.
+		conflicts    int
+		firstSyncErr bool
+		events       []string
+	}{
+		{name: "one conflict: the write is retried on the live copy", conflicts: 1,
+			events: []string{"SawCompletedJob", "SuccessfulCreate"}},
+		// The finished Job is seen again because its removal was lost too.
+		{name: "every write conflicts: the next sync puts the Job back", conflicts: 1000, firstSyncErr: true,
+			events: []string{"SawCompletedJob", "SuccessfulCreate", "SawCompletedJob"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cached := newCronJob("* * * * *", created)
+			cached.Spec.ConcurrencyPolicy = batchv1.ForbidConcurrent
+			failed := scheduledJob(cached, first, "failed-uid")
+			failed.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}
+			cached.Status.Active = []corev1.ObjectReference{jobRef(failed)}
+			cached.Status.LastScheduleTime = &metav1.Time{Time: first}
+			live := cached.DeepCopy()
+			live.ResourceVersion = "2"
+
+			client := fake.NewSimpleClientset(live, failed)
+			conflicts := tc.conflicts
+			client.PrependReactor("update", "cronjobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				if a.GetSubresource() != "status" || conflicts == 0 {
+					return false, nil, nil
+				}
+				conflicts--
+				return true, nil, apierrors.NewConflict(batchv1.Resource("cronjobs"), "cj", errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+			})
+			cronJobs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+			jobs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+			if err := cronJobs.Add(cached); err != nil {
+				t.Fatal(err)
+			}
+			if err := jobs.Add(failed); err != nil {
+				t.Fatal(err)
+			}
+			rec := record.NewFakeRecorder(100)
+			c := &Controller{client: client, cronJobs: batchlisters.NewCronJobLister(cronJobs), jobs: batchlisters.NewJobLister(jobs),
+				recorder: rec, clock: fakeClock{second.Add(5 * time.Second)}, local: time.UTC}
+
+			// Like the controller, go on after an error: it requeues.
+			_, firstErr := c.sync(context.Background(), "ns/cj")
+			conflicts = 0
+			// The Job informer sees the new Job; the CronJob informer is
+			// still behind.
+			next, err := client.BatchV1().Jobs("ns").Get(context.Background(), jobName(cached, second), metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := jobs.Add(next); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.sync(context.Background(), "ns/cj"); err != nil {
+				t.Fatalf("second sync: %v", err)
+			}
+
+			close(rec.Events)
+			var events []string
+			for e := range rec.Events {
+				events = append(events, strings.SplitN(e, " ", 3)[1])
+			}
+			if fmt.Sprint(events) != fmt.Sprint(tc.events) {
+				t.Fatalf("events %v, want %v", events, tc.events)
+			}
+			got, err := client.BatchV1().CronJobs("ns").Get(context.Background(), "cj", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Status.Active) != 1 || got.Status.Active[0].UID != next.UID {
+				t.Fatalf("status.active %+v, want only %s", got.Status.Active, next.Name)
+			}
+			if got.Status.LastScheduleTime == nil || !got.Status.LastScheduleTime.Time.Equal(second) {
+				t.Fatalf("lastScheduleTime %v, want %v", got.Status.LastScheduleTime, second)
+			}
+			creates := 0
+			for _, a := range client.Actions() {
+				if a.GetVerb() == "create" && a.GetResource().Resource == "jobs" {
+					creates++
+				}
+			}
+			if creates != 1 {
+				t.Fatalf("%d Job creations, want 1", creates)
+			}
+			if (firstErr != nil) != tc.firstSyncErr {
+				t.Fatalf("first sync: %v, want an error: %v", firstErr, tc.firstSyncErr)
+			}
+		})
+	}
+}
+
+func TestCarryOver_AppliesTheSyncsChangesToTheLiveCopy(t *testing.T) {
+	ref := func(uid types.UID) corev1.ObjectReference { return corev1.ObjectReference{Name: string(uid), UID: uid} }
+	ts := func(s string) *metav1.Time { return &metav1.Time{Time: at(s)} }
+	base := &batchv1.CronJob{Status: batchv1.CronJobStatus{Active: []corev1.ObjectReference{ref("a"), ref("b")}, LastScheduleTime: ts("2026-11-23T10:01:00Z")}}
+	// The sync dropped a and added c.
+	desired := &batchv1.CronJob{Status: batchv1.CronJobStatus{Active: []corev1.ObjectReference{ref("b"), ref("c")},
+		LastScheduleTime: ts("2026-11-23T10:02:00Z"), LastSuccessfulTime: ts("2026-11-23T10:01:30Z")}}
+	// Meanwhile the server's copy gained d and a later success.
+	live := &batchv1.CronJob{Status: batchv1.CronJobStatus{Active: []corev1.ObjectReference{ref("a"), ref("b"), ref("d")},
+		LastScheduleTime: ts("2026-11-23T10:01:00Z"), LastSuccessfulTime: ts("2026-11-23T10:01:45Z")}}
+	got := carryOver(live, base, desired)
+	var uids []types.UID
+	for _, r := range got.Status.Active {
+		uids = append(uids, r.UID)
+	}
+	if fmt.Sprint(uids) != "[b d c]" || !got.Status.LastScheduleTime.Equal(ts("2026-11-23T10:02:00Z")) || !got.Status.LastSuccessfulTime.Equal(ts("2026-11-23T10:01:45Z")) {
+		t.Fatalf("carried over: active %v, lastScheduleTime %v, lastSuccessfulTime %v", uids, got.Status.LastScheduleTime, got.Status.LastSuccessfulTime)
+	}
+	if len(live.Status.Active) != 3 {
+		t.Fatalf("the live copy was modified: %v", live.Status.Active)
 	}
 }

@@ -8,7 +8,9 @@ package namespace
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
@@ -24,16 +27,30 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 )
 
-// Condition types kube reports on a terminating namespace.
-const (
-	conditionDeletionDiscoveryFailure = "NamespaceDeletionDiscoveryFailure"
-	conditionDeletionContentFailure   = "NamespaceDeletionContentFailure"
-	conditionContentRemaining         = "NamespaceContentRemaining"
-)
+// conditionTypes are the conditions kube's namespace deleter keeps on a
+// terminating namespace, in the order it adds them.
+var conditionTypes = []corev1.NamespaceConditionType{
+	corev1.NamespaceDeletionDiscoveryFailure,
+	corev1.NamespaceDeletionGVParsingFailure,
+	corev1.NamespaceDeletionContentFailure,
+	corev1.NamespaceContentRemaining,
+	corev1.NamespaceFinalizersRemaining,
+}
+
+// healthy is what a condition reports, with status False, while nothing is
+// wrong; kube reports every type from the first pass on, not only failures.
+var healthy = map[corev1.NamespaceConditionType]struct{ reason, message string }{
+	corev1.NamespaceDeletionDiscoveryFailure: {"ResourcesDiscovered", "All resources successfully discovered"},
+	corev1.NamespaceDeletionGVParsingFailure: {"ParsedGroupVersions", "All legacy kube types successfully parsed"},
+	corev1.NamespaceDeletionContentFailure:   {"ContentDeleted", "All content successfully deleted, may be waiting on finalization"},
+	corev1.NamespaceContentRemaining:         {"ContentRemoved", "All content successfully removed"},
+	corev1.NamespaceFinalizersRemaining:      {"ContentHasNoFinalizers", "All content-preserving finalizers finished"},
+}
 
 // Controller empties and finalizes namespaces being deleted.
 type Controller struct {
@@ -105,9 +122,17 @@ func (c *Controller) processNext(ctx context.Context) bool {
 }
 
 // sync deletes the content of a terminating namespace; remaining reports
-// objects still there.
+// objects still there, held by finalizers of their own.
 func (c *Controller) sync(ctx context.Context, name string) (remaining bool, err error) {
-	ns, err := c.namespaces.Get(name)
+	if _, err := c.namespaces.Get(name); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	// Other actors edit a terminating namespace too (its status, other
+	// finalizers): work from the live copy, as kube does.
+	ns, err := c.client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
@@ -117,37 +142,23 @@ func (c *Controller) sync(ctx context.Context, name string) (remaining bool, err
 	if ns.DeletionTimestamp == nil || !hasFinalizer(ns) {
 		return false, nil
 	}
-	resources, discoveryErr := c.namespacedResources()
-	var conditions []corev1.NamespaceCondition
-	if discoveryErr != nil {
-		conditions = append(conditions, condition(conditionDeletionDiscoveryFailure, "DiscoveryFailed", discoveryErr.Error()))
-	}
-	var failures, left []string
-	for _, gvr := range resources {
-		n, err := c.deleteAll(ctx, name, gvr)
-		if err != nil {
-			failures = append(failures, fmt.Sprintf("%s: %v", gvr.GroupResource(), err))
-		}
-		if n > 0 {
-			left = append(left, fmt.Sprintf("%s has %d resource instances", gvr.GroupResource(), n))
+	if ns.Status.Phase != corev1.NamespaceTerminating {
+		if ns, err = c.retryOnConflict(ctx, ns, c.markTerminating); err != nil {
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return false, err
 		}
 	}
-	if len(failures) > 0 {
-		conditions = append(conditions, condition(conditionDeletionContentFailure, "ContentDeletionFailed", "Failed to delete all resource types, "+strings.Join(failures, ", ")))
+	ns, remaining, err = c.deleteContent(ctx, ns)
+	if err != nil || remaining {
+		return remaining, err
 	}
-	if len(left) > 0 {
-		conditions = append(conditions, condition(conditionContentRemaining, "SomeResourcesRemain", "Some resources are remaining: "+strings.Join(left, ", ")))
-	}
-	if err := c.updateConditions(ctx, ns, conditions); err != nil {
+	if _, err := c.retryOnConflict(ctx, ns, c.finalize); err != nil && !apierrors.IsNotFound(err) {
 		return false, err
 	}
-	if discoveryErr != nil || len(failures) > 0 {
-		return false, fmt.Errorf("content of %s not deleted: %v %v", name, discoveryErr, failures)
-	}
-	if len(left) > 0 {
-		return true, nil
-	}
-	return false, c.finalize(ctx, ns)
+	klog.Infof("namespace %s emptied and finalized", name)
+	return false, nil
 }
 
 func hasFinalizer(ns *corev1.Namespace) bool {
@@ -159,28 +170,77 @@ func hasFinalizer(ns *corev1.Namespace) bool {
 	return false
 }
 
-func condition(typ, reason, msg string) corev1.NamespaceCondition {
-	return corev1.NamespaceCondition{Type: corev1.NamespaceConditionType(typ), Status: corev1.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: metav1.Now()}
-}
-
-// namespacedResources lists every served namespaced resource that can be
-// listed and deleted.
-func (c *Controller) namespacedResources() ([]schema.GroupVersionResource, error) {
+// deleteContent deletes everything in ns, reports progress in its status
+// conditions and returns the namespace as last written. remaining means
+// objects held by finalizers are still there; err covers discovery and
+// deletion failures, which conditions report too.
+func (c *Controller) deleteContent(ctx context.Context, ns *corev1.Namespace) (*corev1.Namespace, bool, error) {
+	var report deletionReport
+	var errs []error
 	lists, err := c.discovery.ServerPreferredNamespacedResources()
-	var out []schema.GroupVersionResource
-	for _, l := range lists {
-		gv, perr := schema.ParseGroupVersion(l.GroupVersion)
-		if perr != nil {
-			continue
+	if err != nil {
+		// Partial discovery still names resources worth emptying.
+		errs = append(errs, err)
+		report.discoveryErr = err
+	}
+	resources, err := deletableResources(lists)
+	if err != nil {
+		errs = append(errs, err)
+		report.parseErr = err
+	}
+	report.remaining = map[schema.GroupVersionResource]int{}
+	report.finalizers = map[string]int{}
+	for gvr, verbs := range resources {
+		left, finalizers, err := c.deleteAll(ctx, ns.Name, gvr, verbs)
+		if err != nil {
+			errs = append(errs, err)
+			report.contentErrs = append(report.contentErrs, err)
 		}
-		for _, r := range l.APIResources {
-			if strings.Contains(r.Name, "/") || !has(r.Verbs, "list") || !has(r.Verbs, "delete") {
-				continue
+		if left > 0 {
+			report.remaining[gvr] = left
+			for f, n := range finalizers {
+				report.finalizers[f] += n
 			}
-			out = append(out, gv.WithResource(r.Name))
 		}
 	}
-	return out, err
+	if updated := ns.DeepCopy(); mergeConditions(&updated.Status, report.conditions()) {
+		// As in kube, a failed status write does not hold up the deletion;
+		// the next pass writes the conditions again.
+		if out, err := c.client.CoreV1().Namespaces().UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
+			utilruntime.HandleError(fmt.Errorf("updating the status conditions of namespace %s: %w", ns.Name, err))
+		} else {
+			ns = out
+		}
+	}
+	if len(errs) > 0 {
+		return ns, false, utilerrors.NewAggregate(errs)
+	}
+	return ns, len(report.remaining) > 0, nil
+}
+
+// deletableResources maps the discovered resources that can be deleted to
+// their verbs. As in kube, a group version that does not parse fails the
+// whole list: nothing is deleted until discovery is sound.
+func deletableResources(lists []*metav1.APIResourceList) (map[schema.GroupVersionResource][]string, error) {
+	out := map[schema.GroupVersionResource][]string{}
+	for _, l := range lists {
+		var gv schema.GroupVersion
+		parsed := false
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") || !has(r.Verbs, "delete") {
+				continue
+			}
+			if !parsed {
+				var err error
+				if gv, err = schema.ParseGroupVersion(l.GroupVersion); err != nil {
+					return nil, err
+				}
+				parsed = true
+			}
+			out[gv.WithResource(r.Name)] = r.Verbs
+		}
+	}
+	return out, nil
 }
 
 func has(verbs []string, v string) bool {
@@ -193,54 +253,190 @@ func has(verbs []string, v string) bool {
 }
 
 // deleteAll deletes the objects of one resource in a namespace and returns
-// how many are still there.
-func (c *Controller) deleteAll(ctx context.Context, ns string, gvr schema.GroupVersionResource) (int, error) {
+// how many are still there and the finalizers holding them. Objects left
+// without a finalizer are an error, as in kube: nothing should keep them.
+func (c *Controller) deleteAll(ctx context.Context, ns string, gvr schema.GroupVersionResource, verbs []string) (int, map[string]int, error) {
+	if !has(verbs, "list") {
+		return 0, nil, nil
+	}
 	client := c.dynamic.Resource(gvr).Namespace(ns)
 	list, err := client.List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return 0, err
+	if unsupported(err) {
+		return 0, nil, nil
 	}
+	if err != nil {
+		return 0, nil, err
+	}
+	// Background propagation keeps the garbage collector from adding the
+	// orphan finalizer to objects deleted this way.
 	background := metav1.DeletePropagationBackground
 	for _, item := range list.Items {
 		if item.GetDeletionTimestamp() != nil {
 			continue
 		}
-		if err := client.Delete(ctx, item.GetName(), metav1.DeleteOptions{PropagationPolicy: &background}); err != nil && !apierrors.IsNotFound(err) {
-			return len(list.Items), err
+		if err := client.Delete(ctx, item.GetName(), metav1.DeleteOptions{PropagationPolicy: &background}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsMethodNotSupported(err) {
+			return 0, nil, err
 		}
 	}
 	after, err := client.List(ctx, metav1.ListOptions{})
+	if unsupported(err) {
+		return 0, nil, nil
+	}
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	return len(after.Items), nil
-}
-
-func (c *Controller) updateConditions(ctx context.Context, ns *corev1.Namespace, conditions []corev1.NamespaceCondition) error {
-	cp := ns.DeepCopy()
-	cp.Status.Conditions = conditions
-	if equalConditions(ns.Status.Conditions, conditions) {
-		return nil
+	if len(after.Items) == 0 {
+		return 0, nil, nil
 	}
-	_, err := c.client.CoreV1().Namespaces().UpdateStatus(ctx, cp, metav1.UpdateOptions{})
-	return err
-}
-
-func equalConditions(a, b []corev1.NamespaceCondition) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Type != b[i].Type || a[i].Message != b[i].Message || a[i].Status != b[i].Status {
-			return false
+	finalizers := map[string]int{}
+	for _, item := range after.Items {
+		for _, f := range item.GetFinalizers() {
+			finalizers[f]++
 		}
 	}
-	return true
+	if len(finalizers) == 0 {
+		return len(after.Items), nil, fmt.Errorf("unexpected items still remain in namespace: %s for gvr: %v", ns, gvr)
+	}
+	return len(after.Items), finalizers, nil
+}
+
+// unsupported tells the answers of a resource discovery lists but that
+// does not serve the verb.
+func unsupported(err error) bool {
+	return apierrors.IsMethodNotSupported(err) || apierrors.IsNotFound(err)
+}
+
+// deletionReport collects what one pass over a namespace found.
+type deletionReport struct {
+	discoveryErr error
+	parseErr     error
+	contentErrs  []error
+	remaining    map[schema.GroupVersionResource]int
+	finalizers   map[string]int
+}
+
+// conditions are the failing conditions of the pass, with kube's reasons
+// and messages; types missing from them are healthy.
+func (r deletionReport) conditions() []corev1.NamespaceCondition {
+	var out []corev1.NamespaceCondition
+	failing := func(typ corev1.NamespaceConditionType, reason, msg string) {
+		out = append(out, corev1.NamespaceCondition{Type: typ, Status: corev1.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: metav1.Now()})
+	}
+	if err := r.discoveryErr; err != nil {
+		msg := err.Error()
+		var groups *discovery.ErrGroupDiscoveryFailed
+		if errors.As(err, &groups) {
+			msg = fmt.Sprintf("Discovery failed for some groups, %d failing: %v", len(groups.Groups), err)
+		}
+		failing(corev1.NamespaceDeletionDiscoveryFailure, "DiscoveryFailed", msg)
+	}
+	if r.parseErr != nil {
+		failing(corev1.NamespaceDeletionGVParsingFailure, "GroupVersionParsingFailed", r.parseErr.Error())
+	}
+	if len(r.contentErrs) > 0 {
+		msgs := make([]string, 0, len(r.contentErrs))
+		for _, e := range r.contentErrs {
+			msgs = append(msgs, e.Error())
+		}
+		sort.Strings(msgs)
+		failing(corev1.NamespaceDeletionContentFailure, "ContentDeletionFailed",
+			fmt.Sprintf("Failed to delete all resource types, %d remaining: %s", len(msgs), strings.Join(msgs, ", ")))
+	}
+	if len(r.remaining) > 0 {
+		var left []string
+		for gvr, n := range r.remaining {
+			// kube names core resources with a trailing dot ("configmaps.").
+			left = append(left, fmt.Sprintf("%s.%s has %d resource instances", gvr.Resource, gvr.Group, n))
+		}
+		sort.Strings(left)
+		failing(corev1.NamespaceContentRemaining, "SomeResourcesRemain", "Some resources are remaining: "+strings.Join(left, ", "))
+	}
+	if len(r.finalizers) > 0 {
+		var held []string
+		for f, n := range r.finalizers {
+			held = append(held, fmt.Sprintf("%s in %d resource instances", f, n))
+		}
+		sort.Strings(held)
+		failing(corev1.NamespaceFinalizersRemaining, "SomeFinalizersRemain", "Some content in the namespace has finalizers remaining: "+strings.Join(held, ", "))
+	}
+	return out
+}
+
+// mergeConditions sets every deletion condition type in status to the
+// failing condition of that type, else to its healthy form, and reports
+// whether anything changed. Conditions keep their place, and their
+// transition time unless their status flips; missing ones are appended
+// in kube's order.
+func mergeConditions(status *corev1.NamespaceStatus, failing []corev1.NamespaceCondition) bool {
+	changed := false
+	for _, typ := range conditionTypes {
+		want := corev1.NamespaceCondition{Type: typ, Status: corev1.ConditionFalse, Reason: healthy[typ].reason, Message: healthy[typ].message, LastTransitionTime: metav1.Now()}
+		for _, f := range failing {
+			if f.Type == typ {
+				want = f
+			}
+		}
+		old := findCondition(status.Conditions, typ)
+		switch {
+		case old == nil:
+			status.Conditions = append(status.Conditions, want)
+			changed = true
+		case old.Status != want.Status || old.Reason != want.Reason || old.Message != want.Message:
+			if old.Status != want.Status {
+				old.LastTransitionTime = want.LastTransitionTime
+			}
+			old.Status, old.Reason, old.Message = want.Status, want.Reason, want.Message
+			changed = true
+		}
+	}
+	return changed
+}
+
+func findCondition(conditions []corev1.NamespaceCondition, typ corev1.NamespaceConditionType) *corev1.NamespaceCondition {
+	for i := range conditions {
+		if conditions[i].Type == typ {
+			return &conditions[i]
+		}
+	}
+	return nil
+}
+
+// retryOnConflict applies write to ns, and on a conflict to a fresh copy,
+// until it succeeds; it gives up if the namespace was replaced.
+func (c *Controller) retryOnConflict(ctx context.Context, ns *corev1.Namespace, write func(context.Context, *corev1.Namespace) (*corev1.Namespace, error)) (*corev1.Namespace, error) {
+	current := ns
+	var out *corev1.Namespace
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var err error
+		if out, err = write(ctx, current); !apierrors.IsConflict(err) {
+			return err
+		}
+		latest, getErr := c.client.CoreV1().Namespaces().Get(ctx, ns.Name, metav1.GetOptions{})
+		if getErr != nil {
+			return getErr
+		}
+		if latest.UID != ns.UID {
+			return fmt.Errorf("namespace %s was replaced while being deleted", ns.Name)
+		}
+		current = latest
+		return err
+	})
+	return out, err
+}
+
+// markTerminating sets the phase that tells clients the namespace is going.
+func (c *Controller) markTerminating(ctx context.Context, ns *corev1.Namespace) (*corev1.Namespace, error) {
+	if ns.Status.Phase == corev1.NamespaceTerminating {
+		return ns, nil
+	}
+	cp := ns.DeepCopy()
+	cp.Status.Phase = corev1.NamespaceTerminating
+	return c.client.CoreV1().Namespaces().UpdateStatus(ctx, cp, metav1.UpdateOptions{})
 }
 
 // finalize removes the "kubernetes" finalizer; the apiserver then removes
-// the namespace.
-func (c *Controller) finalize(ctx context.Context, ns *corev1.Namespace) error {
+// the namespace unless other finalizers hold it.
+func (c *Controller) finalize(ctx context.Context, ns *corev1.Namespace) (*corev1.Namespace, error) {
 	cp := ns.DeepCopy()
 	var kept []corev1.FinalizerName
 	for _, f := range cp.Spec.Finalizers {
@@ -249,12 +445,5 @@ func (c *Controller) finalize(ctx context.Context, ns *corev1.Namespace) error {
 		}
 	}
 	cp.Spec.Finalizers = kept
-	_, err := c.client.CoreV1().Namespaces().Finalize(ctx, cp, metav1.UpdateOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err == nil {
-		klog.Infof("namespace %s emptied and finalized", ns.Name)
-	}
-	return err
+	return c.client.CoreV1().Namespaces().Finalize(ctx, cp, metav1.UpdateOptions{})
 }
