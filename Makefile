@@ -3,7 +3,14 @@ GO ?= go
 BIN := bin
 DATA_DIR ?= .cronplane
 PORT ?= 6443
-GOFLAGS_BUILD := -trimpath -ldflags="-s -w"
+# /version reports the commit, whether the tree had changes, and when the
+# binaries were built.
+VERSION_PKG := github.com/cronplane/cronplane/pkg/discovery
+GIT_COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+GIT_TREE_STATE := $(shell if [ -z "$$(git status --porcelain 2>/dev/null)" ]; then echo clean; else echo dirty; fi)
+BUILD_DATE := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS := -s -w -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) -X $(VERSION_PKG).gitTreeState=$(GIT_TREE_STATE) -X $(VERSION_PKG).buildDate=$(BUILD_DATE)
+GOFLAGS_BUILD := -trimpath -ldflags="$(LDFLAGS)"
 
 .PHONY: all build run test vet bench clean
 

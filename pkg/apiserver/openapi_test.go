@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -41,8 +42,21 @@ func TestOpenAPI_V3IndexAndGroupVersionDocument(t *testing.T) {
 	}
 	pod := doc.Components.Schemas["io.k8s.api.core.v1.PodSpec"]
 	containers := pod["properties"].(map[string]interface{})["containers"].(map[string]interface{})
-	if containers["x-kubernetes-list-type"] != "map" || containers["x-kubernetes-patch-merge-key"] != "name" || containers["x-kubernetes-patch-strategy"] != "merge" {
+	// As kube's: the patch strategy from the tags, a list type only where
+	// the API declares one.
+	if _, ok := containers["x-kubernetes-list-type"]; ok || containers["x-kubernetes-patch-merge-key"] != "name" || containers["x-kubernetes-patch-strategy"] != "merge" {
 		t.Fatalf("containers: %v", containers)
+	}
+	owner := doc.Components.Schemas["io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference"]
+	if owner["x-kubernetes-map-type"] != "atomic" || fmt.Sprint(owner["required"]) != "[apiVersion kind name uid]" {
+		t.Fatalf("OwnerReference: map type %v, required %v", owner["x-kubernetes-map-type"], owner["required"])
+	}
+	if q := doc.Components.Schemas["io.k8s.apimachinery.pkg.api.resource.Quantity"]; q["type"] != nil || len(q["oneOf"].([]interface{})) != 2 {
+		t.Fatalf("Quantity: %v", q)
+	}
+	port := doc.Components.Schemas["io.k8s.api.core.v1.ContainerPort"]["properties"].(map[string]interface{})["protocol"].(map[string]interface{})
+	if fmt.Sprint(port["enum"]) != "[SCTP TCP UDP]" || port["default"] != "TCP" {
+		t.Fatalf("ContainerPort.protocol: %v", port)
 	}
 	patch := string(doc.Paths["/apis/batch/v1/namespaces/{namespace}/cronjobs/{name}"]["patch"])
 	for _, p := range []string{`"fieldValidation"`, `"dryRun"`, `"fieldManager"`, `"force"`, `"kind":"CronJob"`} {

@@ -307,3 +307,58 @@ func TestTable_WatchEventsCarryOneRowTables(t *testing.T) {
 		t.Fatalf("event %s", line)
 	}
 }
+
+// TestJSON_BytesAsKubeWritesThem: compact with a final newline for
+// programs, indented without one for command-line clients and ?pretty;
+// /version always indented.
+func TestJSON_BytesAsKubeWritesThem(t *testing.T) {
+	ns := namespace(t)
+	if _, err := srv.Client.BatchV1().CronJobs(ns).Create(ctx(t), cronJob("bytes"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	obj := "/apis/batch/v1/namespaces/" + ns + "/cronjobs/bytes"
+	cases := []struct {
+		path, agent string
+		indented    bool
+	}{
+		{obj, "kubectl/v1.29.15", false},
+		{obj, "curl/8.0", true},
+		{obj + "?pretty=true", "kubectl/v1.29.15", true},
+		{obj + "-missing", "curl/8.0", true},
+		{"/apis/batch/v1", "kubectl/v1.29.15", false},
+		{"/apis/batch/v1", "curl/8.0", true},
+		{"/version", "kubectl/v1.29.15", true},
+	}
+	for _, c := range cases {
+		req, _ := http.NewRequest("GET", srv.URL+c.path, nil)
+		req.Header.Set("Authorization", "Bearer "+srv.AdminToken)
+		req.Header.Set("User-Agent", c.agent)
+		resp, err := srv.HTTPClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		s := string(body)
+		if c.indented && (!strings.HasPrefix(s, "{\n  \"") || strings.HasSuffix(s, "\n")) {
+			t.Errorf("%s as %s: want indented JSON without a final newline, got %q...%q", c.path, c.agent, head(s), tail(s))
+		}
+		if !c.indented && (strings.Contains(s, "\n  ") || !strings.HasSuffix(s, "}\n")) {
+			t.Errorf("%s as %s: want compact JSON and a newline, got %q...%q", c.path, c.agent, head(s), tail(s))
+		}
+	}
+}
+
+func head(s string) string {
+	if len(s) > 20 {
+		return s[:20]
+	}
+	return s
+}
+
+func tail(s string) string {
+	if len(s) > 20 {
+		return s[len(s)-20:]
+	}
+	return s
+}

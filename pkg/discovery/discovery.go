@@ -18,12 +18,24 @@ import (
 	"github.com/cronplane/cronplane/pkg/response"
 )
 
-// Version is the Kubernetes version whose API the server serves.
+// Build facts the Makefile sets with -ldflags -X; a plain go build leaves
+// kube's placeholders for unset values.
+var (
+	gitVersion   = "v1.29.15-cronplane"
+	gitCommit    = ""
+	gitTreeState = ""
+	buildDate    = "1970-01-01T00:00:00Z"
+)
+
+// Version is the Kubernetes version whose API the server serves, and the
+// build that serves it.
 var Version = version.Info{
 	Major:        "1",
 	Minor:        "29",
-	GitVersion:   "v1.29.15-cronplane",
-	GitTreeState: "clean",
+	GitVersion:   gitVersion,
+	GitCommit:    gitCommit,
+	GitTreeState: gitTreeState,
+	BuildDate:    buildDate,
 	GoVersion:    runtime.Version(),
 	Compiler:     runtime.Compiler,
 	Platform:     runtime.GOOS + "/" + runtime.GOARCH,
@@ -49,9 +61,9 @@ func (h *Handler) groupVersions() ([]schema.GroupVersion, map[schema.GroupVersio
 	return order, byGV
 }
 
-// ServeVersion answers /version.
+// ServeVersion answers /version, always indented, as kube does.
 func (h *Handler) ServeVersion(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, r, Version)
+	response.WriteIndentedJSON(w, r, http.StatusOK, Version)
 }
 
 // ServeLegacy answers /api.

@@ -8,6 +8,7 @@
 package openapi
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 
@@ -15,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	markers "github.com/cronplane/cronplane/pkg/schema"
 )
 
 // Schema is an OpenAPI schema object.
@@ -63,11 +66,9 @@ func (s *schemas) ref(t reflect.Type) Schema {
 		t = t.Elem()
 	}
 	switch t {
-	case timeType, microType:
-		return Schema{"type": "string", "format": "date-time"}
 	case durationType:
 		return Schema{"type": "string"}
-	case quantityType, intStrType, rawExtType, fieldsV1Type:
+	case timeType, microType, quantityType, intStrType, rawExtType, fieldsV1Type:
 		return Schema{"$ref": s.refPrefix + s.define(t)}
 	}
 	switch t.Kind() {
@@ -100,18 +101,36 @@ func (s *schemas) define(t reflect.Type) string {
 	if _, ok := s.defs[name]; ok {
 		return name
 	}
+	// The scalar types with custom JSON have kube's shapes, which differ
+	// between the document versions: v3 says what a client may send.
 	switch t {
+	case timeType, microType:
+		s.defs[name] = Schema{"type": "string", "format": "date-time", "description": "A timestamp in RFC 3339 form."}
+		return name
 	case quantityType:
-		s.defs[name] = Schema{"type": "string", "description": "A fixed-point number: an amount of a resource, such as 100m or 2Gi."}
+		q := Schema{"type": "string", "description": "A fixed-point number: an amount of a resource, such as 100m or 2Gi."}
+		if s.v3 {
+			delete(q, "type")
+			q["oneOf"] = []interface{}{Schema{"type": "string"}, Schema{"type": "number"}}
+		}
+		s.defs[name] = q
 		return name
 	case intStrType:
-		s.defs[name] = Schema{"type": "string", "format": "int-or-string", "x-kubernetes-int-or-string": true, "description": "An integer or a string."}
+		is := Schema{"type": "string", "format": "int-or-string", "description": "An integer or a string."}
+		if s.v3 {
+			delete(is, "type")
+			is["oneOf"] = []interface{}{Schema{"type": "integer"}, Schema{"type": "string"}}
+		}
+		s.defs[name] = is
 		return name
 	case rawExtType, fieldsV1Type:
 		s.defs[name] = Schema{"type": "object"}
 		return name
 	}
 	def := Schema{"type": "object"}
+	if markers.TypeMarkersOf(t).StructType == "atomic" {
+		def["x-kubernetes-map-type"] = "atomic"
+	}
 	s.defs[name] = def
 	docs := swaggerDoc(t)
 	if d := docs[""]; d != "" {
@@ -164,22 +183,37 @@ func (s *schemas) fields(t reflect.Type, props Schema, required *[]string) {
 		if d := docs[name]; d != "" {
 			p["description"] = d
 		}
-		if f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() != reflect.Uint8 {
-			if strings.Contains(f.Tag.Get("patchStrategy"), "merge") {
-				p["x-kubernetes-patch-strategy"] = f.Tag.Get("patchStrategy")
-				if key := f.Tag.Get("patchMergeKey"); key != "" {
-					p["x-kubernetes-patch-merge-key"] = key
-					p["x-kubernetes-list-type"] = "map"
-					p["x-kubernetes-list-map-keys"] = []string{key}
-				} else {
-					p["x-kubernetes-list-type"] = "set"
-				}
-			} else {
-				p["x-kubernetes-list-type"] = "atomic"
+		fm := markers.FieldMarkersOf(t, name)
+		// Extensions as kube's OpenAPI carries them: the patch strategy
+		// from the struct tags, list and map types only where declared.
+		if ps := f.Tag.Get("patchStrategy"); ps != "" {
+			p["x-kubernetes-patch-strategy"] = ps
+			if key := f.Tag.Get("patchMergeKey"); key != "" {
+				p["x-kubernetes-patch-merge-key"] = key
+			}
+		}
+		if fm.ListType != "" {
+			p["x-kubernetes-list-type"] = fm.ListType
+		}
+		if len(fm.ListMapKeys) > 0 {
+			p["x-kubernetes-list-map-keys"] = fm.ListMapKeys
+		}
+		if fm.MapType != "" {
+			p["x-kubernetes-map-type"] = fm.MapType
+		}
+		if enum := markers.TypeMarkersOf(f.Type).Enum; len(enum) > 0 {
+			p["enum"] = enum
+		}
+		if fm.Default != "" && s.v3 {
+			var v interface{}
+			if err := json.Unmarshal([]byte(fm.Default), &v); err == nil {
+				p["default"] = v
 			}
 		}
 		props[name] = p
-		if !strings.Contains(opts, "omitempty") && f.Type.Kind() != reflect.Ptr && name != "metadata" && name != "apiVersion" && name != "kind" {
+		// Required as kube's OpenAPI generator decides it: neither
+		// omitempty nor +optional.
+		if !strings.Contains(opts, "omitempty") && !fm.Optional {
 			*required = append(*required, name)
 		}
 	}

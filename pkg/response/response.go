@@ -72,14 +72,31 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	Write(w, r, int(s.Code), s, f)
 }
 
-// WriteJSON writes any JSON-encodable value, such as a discovery document.
+// WriteJSON writes any JSON-encodable value, such as a discovery document:
+// compact and ending in a newline, or indented for a command-line client,
+// as kube writes them.
 func WriteJSON(w http.ResponseWriter, r *http.Request, code int, v interface{}) {
+	if pretty(r) {
+		WriteIndentedJSON(w, r, code, v)
+		return
+	}
 	data, err := json.Marshal(v)
 	if err != nil {
 		WriteError(w, r, fmt.Errorf("encoding %T: %w", v, err))
 		return
 	}
 	WriteBytes(w, r, code, ContentTypeJSON, append(data, '\n'))
+}
+
+// WriteIndentedJSON writes v indented by two spaces, without a final
+// newline, as kube writes /version and pretty answers.
+func WriteIndentedJSON(w http.ResponseWriter, r *http.Request, code int, v interface{}) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		WriteError(w, r, fmt.Errorf("encoding %T: %w", v, err))
+		return
+	}
+	WriteBytes(w, r, code, ContentTypeJSON, data)
 }
 
 // jsonStreamer is implemented by objects that write their own JSON, such
@@ -128,11 +145,11 @@ func Write(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object,
 				WriteError(w, r, err)
 				return
 			}
-			if err := json.Indent(&indented, buf.Bytes(), "", "  "); err != nil {
+			if err := json.Indent(&indented, bytes.TrimRight(buf.Bytes(), "\n"), "", "  "); err != nil {
 				WriteError(w, r, err)
 				return
 			}
-			WriteBytes(w, r, code, negotiation.JSON, append(indented.Bytes(), '\n'))
+			WriteBytes(w, r, code, negotiation.JSON, indented.Bytes())
 			return
 		}
 		out := newDeferred(w, r, code, negotiation.JSON)
