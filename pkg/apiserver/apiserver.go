@@ -227,7 +227,7 @@ func (s *Server) connectEtcd(ctx context.Context) error {
 
 // builtinResources are the resources the server knows; namespaces first.
 func builtinResources() []*registry.Resource {
-	resources := []*registry.Resource{core.NamespaceResource(), core.EventResource()}
+	resources := []*registry.Resource{core.NamespaceResource(), core.EventResource(), core.ConfigMapResource(), core.SecretResource()}
 	resources = append(resources, batch.Resources()...)
 	resources = append(resources, coordination.Resources()...)
 	return append(resources, events.Resources()...)
