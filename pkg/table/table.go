@@ -69,7 +69,7 @@ func Convert(res *registry.Resource, obj runtime.Object, include, version string
 		case IncludeObject:
 			t.Rows[i].Object = runtime.RawExtension{Object: it}
 		default:
-			pm, err := rowMetadata(it, version)
+			pm, err := PartialObjectMetadata(it, version)
 			if err != nil {
 				return nil, err
 			}
@@ -93,16 +93,6 @@ func PartialObjectMetadata(obj runtime.Object, version string) (*metav1.PartialO
 	return pm, nil
 }
 
-// rowMetadata is the metadata a row carries: without managedFields, as
-// kube sends it.
-func rowMetadata(obj runtime.Object, version string) (*metav1.PartialObjectMetadata, error) {
-	pm, err := PartialObjectMetadata(obj, version)
-	if err != nil {
-		return nil, err
-	}
-	pm.ManagedFields = nil
-	return pm, nil
-}
 
 // WriteJSON writes the table as encoding/json would, taking each row's
 // object from the memoized encodings of shared objects.
@@ -161,7 +151,7 @@ func (t *Table) rowObject(i int, version string) ([]byte, error) {
 	}
 	if isShared {
 		return shared.Encoded("json-partial-metadata-"+version, func(o runtime.Object) ([]byte, error) {
-			pm, err := rowMetadata(o, version)
+			pm, err := PartialObjectMetadata(o, version)
 			if err != nil {
 				return nil, err
 			}
