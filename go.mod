@@ -1,6 +1,6 @@
 module github.com/cronplane/cronplane
 
-go 1.26.8
+go 1.23.0
 
 require (
 	github.com/evanphx/json-patch v4.12.0+incompatible
