@@ -93,7 +93,6 @@ func PartialObjectMetadata(obj runtime.Object, version string) (*metav1.PartialO
 	return pm, nil
 }
 
-
 // WriteJSON writes the table as encoding/json would, taking each row's
 // object from the memoized encodings of shared objects.
 func (t *Table) WriteJSON(w io.Writer) error {
