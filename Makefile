@@ -5,7 +5,7 @@ DATA_DIR ?= .cronplane
 PORT ?= 6443
 # /version reports the commit, whether the tree had changes, and when the
 # binaries were built.
-VERSION_PKG := github.com/cronplane/cronplane/pkg/discovery
+VERSION_PKG := github.com/cronplane/cronplane/pkg/endpoints/discovery
 GIT_COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
 GIT_TREE_STATE := $(shell if [ -z "$$(git status --porcelain 2>/dev/null)" ]; then echo clean; else echo dirty; fi)
 BUILD_DATE := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)

@@ -36,26 +36,26 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/admission"
 	"github.com/cronplane/cronplane/pkg/apply"
-	"github.com/cronplane/cronplane/pkg/authn"
-	"github.com/cronplane/cronplane/pkg/authz"
+	"github.com/cronplane/cronplane/pkg/auth/authenticator"
+	"github.com/cronplane/cronplane/pkg/auth/authorizer"
 	"github.com/cronplane/cronplane/pkg/certs"
-	"github.com/cronplane/cronplane/pkg/discovery"
+	"github.com/cronplane/cronplane/pkg/endpoints/discovery"
 	"github.com/cronplane/cronplane/pkg/endpoints/filters"
 	"github.com/cronplane/cronplane/pkg/endpoints/handlers"
+	"github.com/cronplane/cronplane/pkg/endpoints/openapi"
+	"github.com/cronplane/cronplane/pkg/endpoints/request"
+	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 	"github.com/cronplane/cronplane/pkg/etcdserver"
 	"github.com/cronplane/cronplane/pkg/featuregate"
 	"github.com/cronplane/cronplane/pkg/kubeconfig"
-	"github.com/cronplane/cronplane/pkg/openapi"
 	"github.com/cronplane/cronplane/pkg/registry"
 	"github.com/cronplane/cronplane/pkg/registry/batch"
 	"github.com/cronplane/cronplane/pkg/registry/coordination"
 	"github.com/cronplane/cronplane/pkg/registry/core"
 	"github.com/cronplane/cronplane/pkg/registry/events"
-	"github.com/cronplane/cronplane/pkg/request"
-	"github.com/cronplane/cronplane/pkg/response"
 	"github.com/cronplane/cronplane/pkg/storage"
+	"github.com/cronplane/cronplane/pkg/storage/cacher"
 	"github.com/cronplane/cronplane/pkg/storage/etcd3"
-	"github.com/cronplane/cronplane/pkg/watchcache"
 )
 
 // Options are the apiserver's settings; cmd/apiserver binds them to flags.
@@ -119,7 +119,7 @@ type Server struct {
 	// credentials.
 	ControllerManagerKubeconfigPath string
 	closed                          chan struct{}
-	caches                          map[string]*watchcache.Cache
+	caches                          map[string]*cacher.Cache
 	// stopRequests ends long-running requests (watches) on Close.
 	stopRequests context.CancelFunc
 }
@@ -135,7 +135,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := &Server{opts: opts, closed: make(chan struct{}), caches: map[string]*watchcache.Cache{}}
+	srv := &Server{opts: opts, closed: make(chan struct{}), caches: map[string]*cacher.Cache{}}
 	s = srv
 	defer func() {
 		if err != nil {
@@ -150,16 +150,16 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 		return nil, err
 	}
 
-	tokens := authn.NewTokenSet()
+	tokens := authenticator.NewTokenSet()
 	if opts.TokenAuthFile != "" {
-		if tokens, err = authn.LoadTokenFile(opts.TokenAuthFile); err != nil {
+		if tokens, err = authenticator.LoadTokenFile(opts.TokenAuthFile); err != nil {
 			return nil, err
 		}
 	}
 	s.AdminToken = randomToken()
-	tokens.Add(s.AdminToken, &authn.User{Name: "cronplane-admin", UID: "cronplane-admin", Groups: []string{"system:masters"}})
+	tokens.Add(s.AdminToken, &authenticator.User{Name: "cronplane-admin", UID: "cronplane-admin", Groups: []string{"system:masters"}})
 	controllerToken := randomToken()
-	tokens.Add(controllerToken, &authn.User{Name: "system:kube-controller-manager", UID: "system:kube-controller-manager"})
+	tokens.Add(controllerToken, &authenticator.User{Name: "system:kube-controller-manager", UID: "system:kube-controller-manager"})
 
 	s.Registry = registry.NewRegistry()
 	if err := s.installResources(resources, served); err != nil {
@@ -312,7 +312,7 @@ func (s *Server) storageFor(res *registry.Resource) storage.Interface {
 		return c
 	}
 	backend := etcd3.New(s.client, codec, newFunc)
-	c := watchcache.New(backend, prefix, newFunc, watchcache.Config{})
+	c := cacher.New(backend, prefix, newFunc, cacher.Config{})
 	backend.UseDecoded(c)
 	s.caches[prefix] = c
 	return c
@@ -344,7 +344,7 @@ func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 // publicPaths may be read without credentials.
 var publicPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true}
 
-func (s *Server) buildChain(tokens *authn.TokenSet) http.Handler {
+func (s *Server) buildChain(tokens *authenticator.TokenSet) http.Handler {
 	resources := &handlers.Handler{Registry: s.Registry, MinRequestTimeout: s.opts.MinRequestTimeout, FeatureGates: s.opts.FeatureGates}
 	disc := &discovery.Handler{Registry: s.Registry}
 	// Paths are taken as sent: an unclean path is not redirected (a client
@@ -378,7 +378,7 @@ func (s *Server) buildChain(tokens *authn.TokenSet) http.Handler {
 	r.PathPrefix("/api/").Handler(resources)
 	r.PathPrefix("/apis/").Handler(resources)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		response.WriteError(w, r, response.ErrNotFound())
+		responsewriters.WriteError(w, r, responsewriters.ErrNotFound())
 	})
 
 	var h http.Handler = r
@@ -386,8 +386,8 @@ func (s *Server) buildChain(tokens *authn.TokenSet) http.Handler {
 		h = withoutCompression(h)
 	}
 	h = filters.WithRequestDeadline(h, requestTimeout, isLongRunning)
-	h = authz.WithAuthorization(h, authz.Chain{authz.PublicPaths(publicPaths), authz.AuthenticatedUsers{}})
-	h = authn.WithAuthentication(h, tokens, func(r *http.Request) bool { return publicPaths[r.URL.Path] })
+	h = authorizer.WithAuthorization(h, authorizer.Chain{authorizer.PublicPaths(publicPaths), authorizer.AuthenticatedUsers{}})
+	h = authenticator.WithAuthentication(h, tokens, func(r *http.Request) bool { return publicPaths[r.URL.Path] })
 	h = request.WithRequestInfoFilter(h)
 	return withPanicRecovery(h)
 }
@@ -407,7 +407,7 @@ func isLongRunning(r *http.Request) bool {
 func getOnly(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
-			response.WriteError(w, r, handlers.ErrMethodNotAllowed())
+			responsewriters.WriteError(w, r, handlers.ErrMethodNotAllowed())
 			return
 		}
 		next(w, r)
@@ -431,7 +431,7 @@ func withPanicRecovery(next http.Handler) http.Handler {
 					panic(v)
 				}
 				log.Printf("panic serving %s %s: %v", r.Method, r.URL.Path, v)
-				response.WriteError(w, r, apierrors.NewInternalError(fmt.Errorf("%v", v)))
+				responsewriters.WriteError(w, r, apierrors.NewInternalError(fmt.Errorf("%v", v)))
 			}
 		}()
 		next.ServeHTTP(w, r)

@@ -39,9 +39,9 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/certs"
-	"github.com/cronplane/cronplane/pkg/cronjob"
-	"github.com/cronplane/cronplane/pkg/garbagecollector"
-	"github.com/cronplane/cronplane/pkg/namespace"
+	"github.com/cronplane/cronplane/pkg/controller/cronjob"
+	"github.com/cronplane/cronplane/pkg/controller/garbagecollector"
+	"github.com/cronplane/cronplane/pkg/controller/namespace"
 )
 
 // Options are the controller-manager's settings; cmd/controller-manager

@@ -21,8 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
+	"github.com/cronplane/cronplane/pkg/controller/cronjob"
 	"github.com/cronplane/cronplane/pkg/controllermanager"
-	"github.com/cronplane/cronplane/pkg/cronjob"
 )
 
 var srv *apiservertest.Server

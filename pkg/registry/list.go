@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/cronplane/cronplane/pkg/codec"
-	"github.com/cronplane/cronplane/pkg/response"
+	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 )
 
 // List is a collection as the store returns it. Its items may be shared,
@@ -101,7 +101,7 @@ func (l *List) WriteProtobuf(w io.Writer) error {
 	items := make([][]byte, len(l.Items))
 	size := 1 + protowire.SizeVarint(uint64(len(meta))) + len(meta)
 	for i, it := range l.Items {
-		if items[i], err = response.ProtobufRaw(it); err != nil {
+		if items[i], err = responsewriters.ProtobufRaw(it); err != nil {
 			return err
 		}
 		size += 1 + protowire.SizeVarint(uint64(len(items[i]))) + len(items[i])

@@ -26,7 +26,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/admission"
 	"github.com/cronplane/cronplane/pkg/apply"
-	"github.com/cronplane/cronplane/pkg/response"
+	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 	"github.com/cronplane/cronplane/pkg/storage"
 	"github.com/cronplane/cronplane/pkg/warning"
 )
@@ -421,7 +421,7 @@ func (s *Store) Watch(ctx context.Context, namespace string, opts metav1.ListOpt
 		}
 		obj, err := s.fromStorage(e.Object)
 		if err != nil {
-			return watch.Event{Type: watch.Error, Object: response.ErrorToStatus(err)}, true
+			return watch.Event{Type: watch.Error, Object: responsewriters.ErrorToStatus(err)}, true
 		}
 		e.Object = obj
 		return e, true

@@ -13,7 +13,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/cronplane/cronplane/pkg/response"
+	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 )
 
 // WithRequestDeadline bounds a request by its ?timeout (a Go duration),
@@ -29,7 +29,7 @@ func WithRequestDeadline(next http.Handler, max time.Duration, longRunning func(
 		if v := r.URL.Query().Get("timeout"); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil {
-				response.WriteError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid timeout specified in the request URL - %v", err)))
+				responsewriters.WriteError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid timeout specified in the request URL - %v", err)))
 				return
 			}
 			if d > 0 && d < max {

@@ -20,12 +20,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/cronplane/cronplane/pkg/codec"
+	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
+	"github.com/cronplane/cronplane/pkg/endpoints/request"
+	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
+	"github.com/cronplane/cronplane/pkg/endpoints/table"
 	"github.com/cronplane/cronplane/pkg/featuregate"
-	"github.com/cronplane/cronplane/pkg/negotiation"
 	"github.com/cronplane/cronplane/pkg/registry"
-	"github.com/cronplane/cronplane/pkg/request"
-	"github.com/cronplane/cronplane/pkg/response"
-	"github.com/cronplane/cronplane/pkg/table"
 	"github.com/cronplane/cronplane/pkg/warning"
 )
 
@@ -68,7 +68,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c, err := h.newCall(w, r)
 	if err != nil {
 		warnings.WriteHeaders(w.Header())
-		response.WriteError(w, r, err)
+		responsewriters.WriteError(w, r, err)
 		return
 	}
 	c.warnings = warnings
@@ -113,28 +113,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) newCall(w http.ResponseWriter, r *http.Request) (*call, error) {
 	info, ok := request.RequestInfoFrom(r.Context())
 	if !ok || !info.IsResourceRequest {
-		return nil, response.ErrNotFound()
+		return nil, responsewriters.ErrNotFound()
 	}
 	store, ok := h.Registry.Lookup(info.GroupVersionResource())
 	if !ok {
-		return nil, response.ErrNotFound()
+		return nil, responsewriters.ErrNotFound()
 	}
 	res := store.Resource
 	named := len(info.Parts) >= 2
 	switch {
 	case info.Subresource != "":
 		if _, ok := res.Subresources[info.Subresource]; !ok || len(info.Parts) > 3 {
-			return nil, response.ErrNotFound()
+			return nil, responsewriters.ErrNotFound()
 		}
 	case len(info.Parts) > 2:
-		return nil, response.ErrNotFound()
+		return nil, responsewriters.ErrNotFound()
 	}
 	namespace := info.Namespace
 	if !res.Namespaced {
 		namespace = ""
 	} else if namespace == "" && named {
 		// A namespaced object addressed without a namespace.
-		return nil, response.ErrNotFound()
+		return nil, responsewriters.ErrNotFound()
 	}
 	if !methodFits(r.Method, named, info.Subresource != "", res.Namespaced && namespace == "") || !res.Serves(info.Verb) {
 		return nil, ErrMethodNotAllowed()
@@ -161,7 +161,7 @@ func (h *Handler) newCall(w http.ResponseWriter, r *http.Request) (*call, error)
 	}
 	f, ok := negotiation.Negotiate(r.Header.Get("Accept"), opts)
 	if !ok {
-		return nil, response.ErrNotAcceptable(negotiation.NotAcceptableMessage(opts))
+		return nil, responsewriters.ErrNotAcceptable(negotiation.NotAcceptableMessage(opts))
 	}
 	c.format = f
 	return c, nil
@@ -206,7 +206,7 @@ func protobufCapable(res *registry.Resource) bool {
 
 func (c *call) fail(err error) {
 	c.warnings.WriteHeaders(c.w.Header())
-	response.WriteError(c.w, c.r, err)
+	responsewriters.WriteError(c.w, c.r, err)
 }
 
 func (c *call) respond(code int, obj runtime.Object) {
@@ -216,7 +216,7 @@ func (c *call) respond(code int, obj runtime.Object) {
 		return
 	}
 	c.warnings.WriteHeaders(c.w.Header())
-	response.Write(c.w, c.r, code, obj, c.format)
+	responsewriters.Write(c.w, c.r, code, obj, c.format)
 }
 
 // transform turns an answer into the meta.k8s.io kind the client asked

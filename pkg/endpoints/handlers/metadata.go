@@ -10,9 +10,9 @@ import (
 	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/cronplane/cronplane/pkg/negotiation"
+	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
+	"github.com/cronplane/cronplane/pkg/endpoints/table"
 	"github.com/cronplane/cronplane/pkg/registry"
-	"github.com/cronplane/cronplane/pkg/table"
 )
 
 // partialMetadata is the metadata-only form of an answer that metadata

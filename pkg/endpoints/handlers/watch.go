@@ -14,10 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/cronplane/cronplane/pkg/negotiation"
-	"github.com/cronplane/cronplane/pkg/response"
+	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
+	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
+	"github.com/cronplane/cronplane/pkg/endpoints/table"
 	"github.com/cronplane/cronplane/pkg/storage"
-	"github.com/cronplane/cronplane/pkg/table"
 )
 
 // serveWatch streams watch events as JSON documents, one per line, each
@@ -136,7 +136,7 @@ func bookmarkJSON(obj runtime.Object) ([]byte, error) {
 // 4-byte big-endian length, then a meta/v1 WatchEvent whose object is the
 // protobuf form of the event's object.
 func appendProtobufWatchEvent(buf []byte, e watch.Event) ([]byte, error) {
-	obj, err := response.Protobuf(e.Object)
+	obj, err := responsewriters.Protobuf(e.Object)
 	if err != nil {
 		return buf, err
 	}

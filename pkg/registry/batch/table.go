@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/cronplane/cronplane/pkg/endpoints/table"
 	"github.com/cronplane/cronplane/pkg/registry"
-	"github.com/cronplane/cronplane/pkg/table"
 )
 
 // Wide columns shared by cronjobs and jobs.

@@ -15,10 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/cronplane/cronplane/pkg/discovery"
-	"github.com/cronplane/cronplane/pkg/negotiation"
+	"github.com/cronplane/cronplane/pkg/endpoints/discovery"
+	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
+	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 	"github.com/cronplane/cronplane/pkg/registry"
-	"github.com/cronplane/cronplane/pkg/response"
 )
 
 // The protobuf forms of the OpenAPI documents. Clients ask for either
@@ -275,7 +275,7 @@ func (h *Handler) ServeV2(w http.ResponseWriter, r *http.Request) {
 	}
 	data, err := h.v2()
 	if err != nil {
-		response.WriteError(w, r, err)
+		responsewriters.WriteError(w, r, err)
 		return
 	}
 	writeDocument(w, r, data, protobuf, v2ProtobufType, func(b []byte) (proto.Message, error) { return openapi_v2.ParseDocument(b) })
@@ -285,20 +285,20 @@ func (h *Handler) ServeV2(w http.ResponseWriter, r *http.Request) {
 // of contentType, parsed by parse.
 func writeDocument(w http.ResponseWriter, r *http.Request, data []byte, protobuf bool, contentType string, parse func([]byte) (proto.Message, error)) {
 	if !protobuf {
-		response.WriteBytes(w, r, http.StatusOK, "application/json", data)
+		responsewriters.WriteBytes(w, r, http.StatusOK, "application/json", data)
 		return
 	}
 	doc, err := parse(data)
 	if err != nil {
-		response.WriteError(w, r, err)
+		responsewriters.WriteError(w, r, err)
 		return
 	}
 	pb, err := proto.Marshal(doc)
 	if err != nil {
-		response.WriteError(w, r, err)
+		responsewriters.WriteError(w, r, err)
 		return
 	}
-	response.WriteBytes(w, r, http.StatusOK, contentType, pb)
+	responsewriters.WriteBytes(w, r, http.StatusOK, contentType, pb)
 }
 
 // ServeV3Index answers /openapi/v3: the path of each group version's
@@ -317,13 +317,13 @@ func (h *Handler) ServeV3Index(w http.ResponseWriter, r *http.Request) {
 	for _, gv := range gvs {
 		data, _, err := h.v3(gv)
 		if err != nil {
-			response.WriteError(w, r, err)
+			responsewriters.WriteError(w, r, err)
 			return
 		}
 		sum := sha512.Sum512(data)
 		paths[gvPath(gv)] = map[string]string{"serverRelativeURL": "/openapi/v3/" + gvPath(gv) + "?hash=" + strings.ToUpper(hex.EncodeToString(sum[:]))}
 	}
-	response.WriteJSON(w, r, http.StatusOK, map[string]interface{}{"paths": paths})
+	responsewriters.WriteJSON(w, r, http.StatusOK, map[string]interface{}{"paths": paths})
 }
 
 // ServeV3 answers /openapi/v3/<api or apis/group>/<version>.
@@ -336,16 +336,16 @@ func (h *Handler) ServeV3(w http.ResponseWriter, r *http.Request, path string) {
 	case len(parts) == 3 && parts[0] == "apis":
 		gv = schema.GroupVersion{Group: parts[1], Version: parts[2]}
 	default:
-		response.WriteError(w, r, response.ErrNotFound())
+		responsewriters.WriteError(w, r, responsewriters.ErrNotFound())
 		return
 	}
 	data, ok, err := h.v3(gv)
 	switch {
 	case err != nil:
-		response.WriteError(w, r, err)
+		responsewriters.WriteError(w, r, err)
 		return
 	case !ok:
-		response.WriteError(w, r, response.ErrNotFound())
+		responsewriters.WriteError(w, r, responsewriters.ErrNotFound())
 		return
 	}
 	protobuf, ok := pick(w, r, v3Offers)

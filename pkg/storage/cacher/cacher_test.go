@@ -1,4 +1,4 @@
-package watchcache_test
+package cacher_test
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/etcdserver"
 	"github.com/cronplane/cronplane/pkg/storage"
+	"github.com/cronplane/cronplane/pkg/storage/cacher"
 	"github.com/cronplane/cronplane/pkg/storage/etcd3"
 	"github.com/cronplane/cronplane/pkg/storage/storagetest"
-	"github.com/cronplane/cronplane/pkg/watchcache"
 )
 
 var etcd *etcdserver.Server
@@ -30,9 +30,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func newCache(t *testing.T, cfg watchcache.Config) storagetest.Backend {
+func newCache(t *testing.T, cfg cacher.Config) storagetest.Backend {
 	return storagetest.EtcdBackend(t, etcd.Client(), func(s *etcd3.Store, prefix string) storage.Interface {
-		c := watchcache.New(s, prefix, storagetest.NewObject, cfg)
+		c := cacher.New(s, prefix, storagetest.NewObject, cfg)
 		s.UseDecoded(c)
 		t.Cleanup(c.Stop)
 		return c
@@ -40,13 +40,13 @@ func newCache(t *testing.T, cfg watchcache.Config) storagetest.Backend {
 }
 
 func TestConformance(t *testing.T) {
-	storagetest.Run(t, func(t *testing.T) storagetest.Backend { return newCache(t, watchcache.Config{}) })
+	storagetest.Run(t, func(t *testing.T) storagetest.Backend { return newCache(t, cacher.Config{}) })
 }
 
 func TestWatch_SlowWatcherIsEndedOthersContinue(t *testing.T) {
 	// The slow watcher never reads: after the buffer fills it is ended. The
 	// fast one reads all the time; its buffer only absorbs scheduling jitter.
-	b := newCache(t, watchcache.Config{WatcherBuffer: 30})
+	b := newCache(t, cacher.Config{WatcherBuffer: 30})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	slow, err := b.Storage.Watch(ctx, b.Prefix, storage.WatchOptions{Recursive: true, Mode: storage.ReadAny})
@@ -106,7 +106,7 @@ func waitBookmark(t *testing.T, w watch.Interface, within time.Duration) {
 }
 
 func TestWatch_BookmarksAtTheIntervalWhenAsked(t *testing.T) {
-	b := newCache(t, watchcache.Config{BookmarkInterval: time.Second})
+	b := newCache(t, cacher.Config{BookmarkInterval: time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	w, err := b.Storage.Watch(ctx, b.Prefix, storage.WatchOptions{Recursive: true, Mode: storage.ReadAny, ProgressNotify: true})
@@ -118,7 +118,7 @@ func TestWatch_BookmarksAtTheIntervalWhenAsked(t *testing.T) {
 }
 
 func TestWatch_BookmarkBeforeTheWatchEnds(t *testing.T) {
-	b := newCache(t, watchcache.Config{BookmarkInterval: time.Hour})
+	b := newCache(t, cacher.Config{BookmarkInterval: time.Hour})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
 	w, err := b.Storage.Watch(ctx, b.Prefix, storage.WatchOptions{Recursive: true, Mode: storage.ReadAny, ProgressNotify: true})

@@ -1,8 +1,8 @@
-// Package authn owns the authentication stage of the filter chain: it
+// Package authenticator owns the authentication stage of the filter chain: it
 // turns a request's credentials (bearer tokens, from kube's static token
 // file or generated at start) into a User in the request's context, and
 // answers 401 with a Status when they are missing or wrong.
-package authn
+package authenticator
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/cronplane/cronplane/pkg/response"
+	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 )
 
 // Groups every authenticated or anonymous user is in.
@@ -140,7 +140,7 @@ func WithAuthentication(next http.Handler, a Authenticator, isPublic func(*http.
 				return
 			}
 		}
-		response.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
+		responsewriters.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
 	})
 }
 

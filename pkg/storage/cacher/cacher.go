@@ -1,4 +1,4 @@
-// Package watchcache owns the in-memory view of one resource that serves
+// Package cacher owns the in-memory view of one resource that serves
 // reads and watches without a round trip to etcd. One etcd watch feeds it:
 // it keeps the current objects and a window of recent events, answers gets
 // and lists that accept an older or a not-older-than state, and fans each
@@ -9,7 +9,7 @@
 // format, not once per watcher. Writes pass straight through to the
 // backend; the cache holds nothing that is not in etcd and rebuilds itself
 // from etcd after any gap.
-package watchcache
+package cacher
 
 import (
 	"context"

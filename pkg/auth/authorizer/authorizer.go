@@ -1,8 +1,8 @@
-// Package authz owns the authorization stage of the filter chain: after
+// Package authorizer owns the authorization stage of the filter chain: after
 // authentication has put a user in the request's context and the request
 // info is known, an Authorizer decides whether the user may perform the
 // verb on the resource or path. A denied request gets a 403 Status.
-package authz
+package authorizer
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/cronplane/cronplane/pkg/authn"
-	"github.com/cronplane/cronplane/pkg/request"
-	"github.com/cronplane/cronplane/pkg/response"
+	"github.com/cronplane/cronplane/pkg/auth/authenticator"
+	"github.com/cronplane/cronplane/pkg/endpoints/request"
+	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 )
 
 // Decision is an authorizer's answer.
@@ -30,7 +30,7 @@ const (
 
 // Attributes are what an authorizer decides on.
 type Attributes struct {
-	User *authn.User
+	User *authenticator.User
 	Info *request.RequestInfo
 }
 
@@ -62,7 +62,7 @@ func (AuthenticatedUsers) Authorize(_ context.Context, a Attributes) (Decision, 
 		return NoOpinion, "", nil
 	}
 	for _, g := range a.User.Groups {
-		if g == authn.GroupAuthenticated {
+		if g == authenticator.GroupAuthenticated {
 			return Allow, "", nil
 		}
 	}
@@ -83,22 +83,22 @@ func (p PublicPaths) Authorize(_ context.Context, a Attributes) (Decision, strin
 // WithAuthorization rejects requests the authorizer does not allow.
 func WithAuthorization(next http.Handler, z Authorizer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, _ := authn.UserFrom(r.Context())
+		user, _ := authenticator.UserFrom(r.Context())
 		info, _ := request.RequestInfoFrom(r.Context())
 		d, reason, err := z.Authorize(r.Context(), Attributes{User: user, Info: info})
 		if err != nil {
-			response.WriteError(w, r, apierrors.NewInternalError(err))
+			responsewriters.WriteError(w, r, apierrors.NewInternalError(err))
 			return
 		}
 		if d != Allow {
-			response.WriteError(w, r, forbidden(user, info, reason))
+			responsewriters.WriteError(w, r, forbidden(user, info, reason))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-func forbidden(user *authn.User, info *request.RequestInfo, reason string) error {
+func forbidden(user *authenticator.User, info *request.RequestInfo, reason string) error {
 	name := "system:anonymous"
 	if user != nil {
 		name = user.Name

@@ -1,4 +1,4 @@
-package response
+package responsewriters
 
 import (
 	"bytes"

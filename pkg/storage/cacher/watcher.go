@@ -1,4 +1,4 @@
-package watchcache
+package cacher
 
 import (
 	"context"

@@ -1,9 +1,9 @@
-// Package response owns what goes back on the wire: objects and lists in
+// Package responsewriters owns what goes back on the wire: objects and lists in
 // the negotiated representation (JSON, YAML, protobuf; pretty-printed on
 // request; gzip-compressed when large and accepted), and every error as a
 // meta/v1 Status with the HTTP code it carries. Handlers and filters never
 // write bodies themselves.
-package response
+package responsewriters
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/cronplane/cronplane/pkg/codec"
-	"github.com/cronplane/cronplane/pkg/negotiation"
+	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
 	"github.com/cronplane/cronplane/pkg/storage"
 )
 

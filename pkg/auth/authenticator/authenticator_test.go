@@ -1,4 +1,4 @@
-package authn
+package authenticator
 
 import (
 	"net/http"

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
+	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 	"github.com/cronplane/cronplane/pkg/registry"
-	"github.com/cronplane/cronplane/pkg/response"
 )
 
 // Build facts the Makefile sets with -ldflags -X; a plain go build leaves
@@ -63,7 +63,7 @@ func (h *Handler) groupVersions() ([]schema.GroupVersion, map[schema.GroupVersio
 
 // ServeVersion answers /version, always indented, as kube does.
 func (h *Handler) ServeVersion(w http.ResponseWriter, r *http.Request) {
-	response.WriteIndentedJSON(w, r, http.StatusOK, Version)
+	responsewriters.WriteIndentedJSON(w, r, http.StatusOK, Version)
 }
 
 // ServeLegacy answers /api.
@@ -111,7 +111,7 @@ func (h *Handler) ServeGroup(w http.ResponseWriter, r *http.Request, group strin
 		}
 	}
 	if len(g.Versions) == 0 {
-		response.WriteError(w, r, response.ErrNotFound())
+		responsewriters.WriteError(w, r, responsewriters.ErrNotFound())
 		return
 	}
 	g.PreferredVersion = g.Versions[0]
@@ -123,7 +123,7 @@ func (h *Handler) ServeResources(w http.ResponseWriter, r *http.Request, gv sche
 	_, byGV := h.groupVersions()
 	resources, ok := byGV[gv]
 	if !ok {
-		response.WriteError(w, r, response.ErrNotFound())
+		responsewriters.WriteError(w, r, responsewriters.ErrNotFound())
 		return
 	}
 	list := &metav1.APIResourceList{
@@ -168,5 +168,5 @@ func (h *Handler) ServeResources(w http.ResponseWriter, r *http.Request, gv sche
 }
 
 func writeJSON(w http.ResponseWriter, r *http.Request, v interface{}) {
-	response.WriteJSON(w, r, http.StatusOK, v)
+	responsewriters.WriteJSON(w, r, http.StatusOK, v)
 }
