@@ -35,9 +35,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cronplane/cronplane/pkg/admission"
+	"github.com/cronplane/cronplane/pkg/admission/plugin/namespacelifecycle"
 	"github.com/cronplane/cronplane/pkg/apply"
 	"github.com/cronplane/cronplane/pkg/auth/authenticator"
 	"github.com/cronplane/cronplane/pkg/auth/authorizer"
+	"github.com/cronplane/cronplane/pkg/auth/user"
 	"github.com/cronplane/cronplane/pkg/certs"
 	"github.com/cronplane/cronplane/pkg/endpoints/discovery"
 	"github.com/cronplane/cronplane/pkg/endpoints/filters"
@@ -53,6 +55,8 @@ import (
 	"github.com/cronplane/cronplane/pkg/registry/coordination"
 	"github.com/cronplane/cronplane/pkg/registry/core"
 	"github.com/cronplane/cronplane/pkg/registry/events"
+	"github.com/cronplane/cronplane/pkg/registry/generic"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 	"github.com/cronplane/cronplane/pkg/storage"
 	"github.com/cronplane/cronplane/pkg/storage/cacher"
 	"github.com/cronplane/cronplane/pkg/storage/etcd3"
@@ -157,11 +161,11 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 		}
 	}
 	s.AdminToken = randomToken()
-	tokens.Add(s.AdminToken, &authenticator.User{Name: "cronplane-admin", UID: "cronplane-admin", Groups: []string{"system:masters"}})
+	tokens.Add(s.AdminToken, &user.Info{Name: "cronplane-admin", UID: "cronplane-admin", Groups: []string{"system:masters"}})
 	controllerToken := randomToken()
-	tokens.Add(controllerToken, &authenticator.User{Name: "system:kube-controller-manager", UID: "system:kube-controller-manager"})
+	tokens.Add(controllerToken, &user.Info{Name: "system:kube-controller-manager", UID: "system:kube-controller-manager"})
 
-	s.Registry = registry.NewRegistry()
+	s.Registry = registry.New()
 	if err := s.installResources(resources, served); err != nil {
 		return nil, err
 	}
@@ -226,18 +230,18 @@ func (s *Server) connectEtcd(ctx context.Context) error {
 }
 
 // builtinResources are the resources the server knows; namespaces first.
-func builtinResources() []*registry.Resource {
-	resources := []*registry.Resource{core.NamespaceResource(), core.EventResource(), core.ConfigMapResource(), core.SecretResource()}
+func builtinResources() []*generic.Resource {
+	resources := []*generic.Resource{core.NamespaceResource(), core.EventResource(), core.ConfigMapResource(), core.SecretResource()}
 	resources = append(resources, batch.Resources()...)
 	resources = append(resources, coordination.Resources()...)
 	return append(resources, events.Resources()...)
 }
 
 // resolveServed applies --runtime-config to the built-in resources.
-func resolveServed(opts Options, resources []*registry.Resource) (map[schema.GroupVersionResource]bool, error) {
+func resolveServed(opts Options, resources []*generic.Resource) (map[schema.GroupVersionResource]bool, error) {
 	available := make([]schema.GroupVersionResource, len(resources))
 	for i, res := range resources {
-		available[i] = res.GroupVersion().WithResource(res.Plural)
+		available[i] = res.GroupVersionResource()
 	}
 	served, err := ResolveRuntimeConfig(opts.RuntimeConfig, available)
 	if err != nil {
@@ -249,52 +253,40 @@ func resolveServed(opts Options, resources []*registry.Resource) (map[schema.Gro
 	return served, nil
 }
 
-// installResources registers the served built-in resources.
-func (s *Server) installResources(resources []*registry.Resource, served map[schema.GroupVersionResource]bool) error {
-	nsResource := resources[0]
-	nsStore, err := s.newStore(nsResource, nil)
-	if err != nil {
-		return err
-	}
-	adm := admission.Chain{admission.NamespaceLifecycle{Namespaces: namespaceGetter{nsStore}}}
-	nsStore.Admission = adm
+// installResources registers the served built-in resources: each a
+// generic store over its watch cache, and the field manager of its type.
+func (s *Server) installResources(resources []*generic.Resource, served map[schema.GroupVersionResource]bool) error {
 	for _, res := range resources {
-		if !served[res.GroupVersion().WithResource(res.Plural)] {
+		if !served[res.GroupVersionResource()] {
 			continue
 		}
-		store := nsStore
-		if res != nsResource {
-			if store, err = s.newStore(res, adm); err != nil {
-				return err
-			}
+		reset := map[string][]string{}
+		if _, ok := res.Subresources["status"]; ok {
+			reset[""] = []string{"status"}
+			reset["status"] = []string{"spec", "metadata"}
 		}
-		s.Registry.Add(store)
+		fields, err := apply.NewManager(res.New(), res.GroupVersion().String(), reset)
+		if err != nil {
+			return fmt.Errorf("merge schema of %s: %w", res.GroupResource(), err)
+		}
+		store := generic.NewStore(res, s.storageFor(res), s.opts.EtcdPrefix)
+		main, subresources := store.Storages()
+		s.Registry.Add(&registry.Entry{Resource: &res.Resource, Storage: main, Subresources: subresources, Fields: fields})
 	}
 	return nil
 }
 
-func (s *Server) newStore(res *registry.Resource, adm admission.Interface) (*registry.Store, error) {
-	reset := map[string][]string{}
-	if _, ok := res.Subresources["status"]; ok {
-		reset[""] = []string{"status"}
-		reset["status"] = []string{"spec", "metadata"}
+// admissionChain is the admission chain, in order: the one place where
+// plugins are added.
+func (s *Server) admissionChain() admission.Chain {
+	return admission.Chain{
+		namespacelifecycle.Plugin{Namespaces: namespaceGetter{s.Registry}},
 	}
-	fields, err := apply.NewManager(res.New(), res.GroupVersion().String(), reset)
-	if err != nil {
-		return nil, fmt.Errorf("merge schema of %s: %w", res.GroupResource(), err)
-	}
-	return &registry.Store{
-		Resource:  res,
-		Storage:   s.storageFor(res),
-		KeyRoot:   s.opts.EtcdPrefix,
-		Admission: adm,
-		Fields:    fields,
-	}, nil
 }
 
 // storageFor returns the watch cache over etcd of a resource's storage;
 // resources stored under the same keys (the two event APIs) share one.
-func (s *Server) storageFor(res *registry.Resource) storage.Interface {
+func (s *Server) storageFor(res *generic.Resource) storage.Interface {
 	codec := res.StorageCodec()
 	newFunc := func() runtime.Object {
 		obj := res.New()
@@ -307,7 +299,7 @@ func (s *Server) storageFor(res *registry.Resource) storage.Interface {
 			return obj
 		}
 	}
-	prefix := registry.StoragePrefix(s.opts.EtcdPrefix, res)
+	prefix := generic.StoragePrefix(s.opts.EtcdPrefix, res)
 	if c, ok := s.caches[prefix]; ok {
 		return c
 	}
@@ -318,23 +310,34 @@ func (s *Server) storageFor(res *registry.Resource) storage.Interface {
 	return c
 }
 
-type namespaceGetter struct{ store *registry.Store }
+// namespaceGetter reads namespaces through whatever serves them.
+type namespaceGetter struct{ registry *registry.Registry }
+
+var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 func (g namespaceGetter) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
-	obj, err := g.store.Get(ctx, "", name, metav1.GetOptions{})
+	e, ok := g.registry.Lookup(namespacesGVR)
+	if !ok {
+		return nil, fmt.Errorf("namespaces are not served")
+	}
+	obj, err := e.Storage.(rest.Getter).Get(ctx, "", name, &metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
 	return storage.Unwrap(obj).(*corev1.Namespace), nil
 }
 
-// bootstrapNamespaces creates the namespaces every cluster has.
+// bootstrapNamespaces creates the namespaces every cluster has, as
+// kube-apiserver writes them.
 func (s *Server) bootstrapNamespaces(ctx context.Context) error {
-	store, _ := s.Registry.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
-	for _, name := range append(append([]string(nil), admission.ImmortalNamespaces...), corev1.NamespaceNodeLease) {
+	e, _ := s.Registry.Lookup(namespacesGVR)
+	for _, name := range append(append([]string(nil), namespacelifecycle.ImmortalNamespaces...), corev1.NamespaceNodeLease) {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		store.Resource.Strategy.Default(ns)
-		if _, err := store.Create(ctx, "", ns, registry.WriteOptions{FieldManager: "kube-apiserver"}); err != nil && !apierrors.IsAlreadyExists(err) {
+		e.Defaults(ns)
+		if err := e.Fields.Update(nil, ns, "kube-apiserver", "", time.Now()); err != nil {
+			return err
+		}
+		if _, err := e.Storage.(rest.Creater).Create(ctx, "", ns, nil, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating namespace %s: %w", name, err)
 		}
 	}
@@ -345,7 +348,7 @@ func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 var publicPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true}
 
 func (s *Server) buildChain(tokens *authenticator.TokenSet) http.Handler {
-	resources := &handlers.Handler{Registry: s.Registry, MinRequestTimeout: s.opts.MinRequestTimeout, FeatureGates: s.opts.FeatureGates}
+	resources := &handlers.Handler{Registry: s.Registry, Admission: s.admissionChain(), MinRequestTimeout: s.opts.MinRequestTimeout, FeatureGates: s.opts.FeatureGates}
 	disc := &discovery.Handler{Registry: s.Registry}
 	// Paths are taken as sent: an unclean path is not redirected (a client
 	// following the redirect could turn DELETE .../cronjobs/. into a
@@ -386,8 +389,8 @@ func (s *Server) buildChain(tokens *authenticator.TokenSet) http.Handler {
 		h = withoutCompression(h)
 	}
 	h = filters.WithRequestDeadline(h, requestTimeout, isLongRunning)
-	h = authorizer.WithAuthorization(h, authorizer.Chain{authorizer.PublicPaths(publicPaths), authorizer.AuthenticatedUsers{}})
-	h = authenticator.WithAuthentication(h, tokens, func(r *http.Request) bool { return publicPaths[r.URL.Path] })
+	h = filters.WithAuthorization(h, authorizer.Union{authorizer.PublicPaths(publicPaths), authorizer.AuthenticatedUsers{}})
+	h = filters.WithAuthentication(h, tokens, func(r *http.Request) bool { return publicPaths[r.URL.Path] })
 	h = request.WithRequestInfoFilter(h)
 	return withPanicRecovery(h)
 }

@@ -197,6 +197,7 @@ func TestBadInput_AnswersAsKubeAndStoresNothing(t *testing.T) {
 		{"patch-missing", "PATCH", "/apis/batch/v1/namespaces/{ns}/cronjobs/missing3", "application/merge-patch+json", `{}`, 404, "NotFound", "cronjobs.batch \"missing3\" not found", "", ""},
 		{"patch-missing-jsonpatch", "PATCH", "/apis/batch/v1/namespaces/{ns}/cronjobs/missing3", "application/json-patch+json", `[]`, 404, "NotFound", "cronjobs.batch \"missing3\" not found", "", ""},
 		{"ns-delete-default", "DELETE", "/api/v1/namespaces/default?dryRun=All", "", "", 403, "Forbidden", "namespaces \"default\" is forbidden: this namespace may not be deleted", "", ""},
+		{"invalid-create-in-missing-ns", "POST", "/apis/batch/v1/namespaces/missingns/cronjobs", "", `{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"x"},"spec":{}}`, 404, "NotFound", "namespaces \"missingns\" not found", "", ""},
 		{"ns-create-in-missing", "POST", "/apis/batch/v1/namespaces/missingns/cronjobs", "", cronJobBody("x9", ""), 404, "NotFound", "namespaces \"missingns\" not found", "", ""},
 		{"list-missing-ns", "GET", "/apis/batch/v1/namespaces/missingns/cronjobs", "", "", 200, "", "", "", ""},
 		{"event-create-missingns", "POST", "/api/v1/namespaces/missingns/events", "", `{"apiVersion":"v1","kind":"Event","metadata":{"name":"e"},"involvedObject":{"namespace":"missingns"}}`, 404, "NotFound", "namespaces \"missingns\" not found", "", ""},

@@ -1,52 +1,114 @@
+// Package registry owns the set of served resources: for each resource of
+// each group version, its description (pkg/registry/rest.Resource), what
+// serves it and its subresources (anything implementing rest's verb
+// interfaces; the generic store in pkg/registry/generic for stored
+// resources), and the field manager that keeps its managedFields. The
+// per-group packages below this one hold the built-in registrations. The
+// set may change while the server runs, so readers take a snapshot.
 package registry
 
 import (
+	"sort"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/cronplane/cronplane/pkg/apply"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
 
-// Registry is the set of served resources. It may change while the server
-// runs (resources registered at run time), so readers take a snapshot.
+// Entry is one served resource.
+type Entry struct {
+	*rest.Resource
+	// Storage serves the resource; it implements some of rest's verb
+	// interfaces, and the verbs it does not are not served.
+	Storage rest.Storage
+	// Subresources serve the resource's subresources, by name.
+	Subresources map[string]rest.Storage
+	// Fields keeps metadata.managedFields and serves server-side apply;
+	// nil leaves managedFields alone and refuses apply.
+	Fields *apply.Manager
+}
+
+// Verbs are the API verbs a storage serves, sorted as discovery lists
+// them: one per verb interface of pkg/registry/rest it implements.
+func Verbs(s rest.Storage) []string {
+	var verbs []string
+	add := func(ok bool, verb string) {
+		if ok {
+			verbs = append(verbs, verb)
+		}
+	}
+	_, creater := s.(rest.Creater)
+	_, namedCreater := s.(rest.NamedCreater)
+	_, deleter := s.(rest.GracefulDeleter)
+	_, collection := s.(rest.CollectionDeleter)
+	_, getter := s.(rest.Getter)
+	_, lister := s.(rest.Lister)
+	_, patcher := s.(rest.Patcher)
+	_, updater := s.(rest.Updater)
+	_, watcher := s.(rest.Watcher)
+	add(creater || namedCreater, "create")
+	add(deleter, "delete")
+	add(collection, "deletecollection")
+	add(getter, "get")
+	add(lister, "list")
+	add(patcher, "patch")
+	add(updater, "update")
+	add(watcher, "watch")
+	return verbs
+}
+
+// SubresourceNames returns the entry's subresources, sorted.
+func (e *Entry) SubresourceNames() []string {
+	names := make([]string, 0, len(e.Subresources))
+	for n := range e.Subresources {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Registry is the set of served resources.
 type Registry struct {
-	mu     sync.RWMutex
-	stores map[schema.GroupVersionResource]*Store
-	order  []*Store
+	mu      sync.RWMutex
+	entries map[schema.GroupVersionResource]*Entry
+	order   []*Entry
 }
 
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry {
-	return &Registry{stores: map[schema.GroupVersionResource]*Store{}}
+// New returns an empty registry.
+func New() *Registry {
+	return &Registry{entries: map[schema.GroupVersionResource]*Entry{}}
 }
 
-// Add serves s, replacing a store of the same group/version/resource.
-func (r *Registry) Add(s *Store) {
-	gvr := s.Resource.GroupVersion().WithResource(s.Resource.Plural)
+// Add serves e, replacing an entry of the same group/version/resource.
+func (r *Registry) Add(e *Entry) {
+	gvr := e.GroupVersionResource()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if old, ok := r.stores[gvr]; ok {
+	if old, ok := r.entries[gvr]; ok {
 		for i, o := range r.order {
 			if o == old {
-				r.order[i] = s
+				r.order[i] = e
 			}
 		}
 	} else {
-		r.order = append(r.order, s)
+		r.order = append(r.order, e)
 	}
-	r.stores[gvr] = s
+	r.entries[gvr] = e
 }
 
-// Lookup returns the store serving gvr.
-func (r *Registry) Lookup(gvr schema.GroupVersionResource) (*Store, bool) {
+// Lookup returns the entry serving gvr.
+func (r *Registry) Lookup(gvr schema.GroupVersionResource) (*Entry, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	s, ok := r.stores[gvr]
-	return s, ok
+	e, ok := r.entries[gvr]
+	return e, ok
 }
 
-// Stores returns the served stores in registration order.
-func (r *Registry) Stores() []*Store {
+// Entries returns the served resources in registration order.
+func (r *Registry) Entries() []*Entry {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return append([]*Store(nil), r.order...)
+	return append([]*Entry(nil), r.order...)
 }

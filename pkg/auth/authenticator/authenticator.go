@@ -1,7 +1,7 @@
-// Package authenticator owns the authentication stage of the filter chain: it
-// turns a request's credentials (bearer tokens, from kube's static token
-// file or generated at start) into a User in the request's context, and
-// answers 401 with a Status when they are missing or wrong.
+// Package authenticator owns authentication: it turns a request's
+// credentials into the user it comes from. Today that is a bearer token,
+// from kube's static token file or generated at start; the HTTP filter
+// that answers 401 lives in pkg/endpoints/filters.
 package authenticator
 
 import (
@@ -10,65 +10,36 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"sync"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
-	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
+	"github.com/cronplane/cronplane/pkg/auth/user"
 )
 
-// Groups every authenticated or anonymous user is in.
-const (
-	GroupAuthenticated   = "system:authenticated"
-	GroupUnauthenticated = "system:unauthenticated"
-	Anonymous            = "system:anonymous"
-)
-
-// User is who a request comes from.
-type User struct {
-	Name   string
-	UID    string
-	Groups []string
-}
-
-type userKey struct{}
-
-// WithUser stores u in ctx.
-func WithUser(ctx context.Context, u *User) context.Context {
-	return context.WithValue(ctx, userKey{}, u)
-}
-
-// UserFrom returns the user of an authenticated request.
-func UserFrom(ctx context.Context) (*User, bool) {
-	u, ok := ctx.Value(userKey{}).(*User)
-	return u, ok
-}
-
-// Authenticator checks a bearer token. ok is false for an unknown token.
-type Authenticator interface {
-	AuthenticateToken(ctx context.Context, token string) (u *User, ok bool, err error)
+// Token checks a bearer token. ok is false for an unknown token; err is
+// for a failure to decide.
+type Token interface {
+	AuthenticateToken(ctx context.Context, token string) (u *user.Info, ok bool, err error)
 }
 
 // TokenSet is a fixed set of bearer tokens.
 type TokenSet struct {
 	mu     sync.RWMutex
-	tokens map[string]*User
+	tokens map[string]*user.Info
 }
 
 // NewTokenSet returns an empty set.
-func NewTokenSet() *TokenSet { return &TokenSet{tokens: map[string]*User{}} }
+func NewTokenSet() *TokenSet { return &TokenSet{tokens: map[string]*user.Info{}} }
 
 // Add makes token authenticate as u.
-func (t *TokenSet) Add(token string, u *User) {
+func (t *TokenSet) Add(token string, u *user.Info) {
 	t.mu.Lock()
 	t.tokens[token] = u
 	t.mu.Unlock()
 }
 
-func (t *TokenSet) AuthenticateToken(_ context.Context, token string) (*User, bool, error) {
+func (t *TokenSet) AuthenticateToken(_ context.Context, token string) (*user.Info, bool, error) {
 	t.mu.RLock()
 	u, ok := t.tokens[token]
 	t.mu.RUnlock()
@@ -106,7 +77,7 @@ func LoadTokenFile(path string) (*TokenSet, error) {
 		if token == "" {
 			return nil, fmt.Errorf("%s: line %d: empty token", path, line)
 		}
-		u := &User{Name: strings.TrimSpace(rec[1]), UID: strings.TrimSpace(rec[2])}
+		u := &user.Info{Name: strings.TrimSpace(rec[1]), UID: strings.TrimSpace(rec[2])}
 		if len(rec) >= 4 {
 			for _, g := range strings.Split(rec[3], ",") {
 				if g = strings.TrimSpace(g); g != "" {
@@ -118,50 +89,15 @@ func LoadTokenFile(path string) (*TokenSet, error) {
 	}
 }
 
-// WithAuthentication authenticates every request by its bearer token. A
-// request without credentials for which isPublic holds continues as the
-// anonymous user; any other failure is a 401 Status.
-func WithAuthentication(next http.Handler, a Authenticator, isPublic func(*http.Request) bool) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		header := r.Header.Get("Authorization")
-		if header == "" && isPublic(r) {
-			anon := &User{Name: Anonymous, Groups: []string{GroupUnauthenticated}}
-			next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), anon)))
-			return
-		}
-		token, ok := bearerToken(header)
-		if ok {
-			var u *User
-			var err error
-			u, ok, err = a.AuthenticateToken(r.Context(), token)
-			if err == nil && ok {
-				r.Header.Del("Authorization")
-				next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), withAuthenticatedGroup(u))))
-				return
-			}
-		}
-		responsewriters.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
-	})
-}
-
-func bearerToken(header string) (string, bool) {
-	parts := strings.SplitN(strings.TrimSpace(header), " ", 2)
-	if len(parts) != 2 || !strings.EqualFold(parts[0], "bearer") {
-		return "", false
-	}
-	token := strings.TrimSpace(parts[1])
-	return token, token != ""
-}
-
-// withAuthenticatedGroup adds system:authenticated, as kube does for
+// WithAuthenticatedGroup adds system:authenticated, as kube does for
 // every authenticated user.
-func withAuthenticatedGroup(u *User) *User {
+func WithAuthenticatedGroup(u *user.Info) *user.Info {
 	for _, g := range u.Groups {
-		if g == GroupAuthenticated {
+		if g == user.AllAuthenticated {
 			return u
 		}
 	}
 	cp := *u
-	cp.Groups = append(append([]string(nil), u.Groups...), GroupAuthenticated)
+	cp.Groups = append(append([]string(nil), u.Groups...), user.AllAuthenticated)
 	return &cp
 }

@@ -1,49 +1,57 @@
-// Package authorizer owns the authorization stage of the filter chain: after
-// authentication has put a user in the request's context and the request
-// info is known, an Authorizer decides whether the user may perform the
-// verb on the resource or path. A denied request gets a 403 Status.
+// Package authorizer owns authorization decisions: whether a user may
+// perform a verb on a resource or a path. The question is a plain record,
+// Attributes, that the request filter builds from the request and that an
+// access review can build without one; an Authorizer answers allow, deny
+// or no opinion with a reason, and a Union asks several in turn.
 package authorizer
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/cronplane/cronplane/pkg/auth/authenticator"
-	"github.com/cronplane/cronplane/pkg/endpoints/request"
-	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
+	"github.com/cronplane/cronplane/pkg/auth/user"
 )
 
 // Decision is an authorizer's answer.
 type Decision int
 
 const (
-	// NoOpinion lets the next authorizer decide; at the end of the chain it
+	// NoOpinion lets the next authorizer decide; at the end of a union it
 	// denies.
 	NoOpinion Decision = iota
 	Allow
 	Deny
 )
 
-// Attributes are what an authorizer decides on.
+// Attributes describe one access to decide.
 type Attributes struct {
-	User *authenticator.User
-	Info *request.RequestInfo
+	User *user.Info
+	// Verb is the API verb (get, list, watch, create, update, patch,
+	// delete, deletecollection, or one such as impersonate) of a resource
+	// request, the lower-case HTTP method otherwise.
+	Verb string
+	// ResourceRequest is false for paths such as /healthz or /apis, which
+	// Path then names.
+	ResourceRequest bool
+	Path            string
+	Namespace       string
+	APIGroup        string
+	APIVersion      string
+	Resource        string
+	Subresource     string
+	Name            string
 }
 
-// Authorizer decides one request. reason explains a Deny.
+// Authorizer decides one access. reason explains the decision to a
+// human; err is a failure to decide, which denies.
 type Authorizer interface {
 	Authorize(ctx context.Context, a Attributes) (d Decision, reason string, err error)
 }
 
-// Chain asks authorizers in order until one allows or denies.
-type Chain []Authorizer
+// Union asks authorizers in order until one allows or denies.
+type Union []Authorizer
 
-func (c Chain) Authorize(ctx context.Context, a Attributes) (Decision, string, error) {
-	for _, z := range c {
+func (u Union) Authorize(ctx context.Context, a Attributes) (Decision, string, error) {
+	for _, z := range u {
 		d, reason, err := z.Authorize(ctx, a)
 		if err != nil || d != NoOpinion {
 			return d, reason, err
@@ -52,8 +60,8 @@ func (c Chain) Authorize(ctx context.Context, a Attributes) (Decision, string, e
 	return NoOpinion, "", nil
 }
 
-// AuthenticatedUsers allows every request of an authenticated user (kube's
-// AlwaysAllow mode behind authentication); anonymous requests get no
+// AuthenticatedUsers allows every access of an authenticated user (kube's
+// AlwaysAllow mode behind authentication); anonymous accesses get no
 // opinion.
 type AuthenticatedUsers struct{}
 
@@ -62,7 +70,7 @@ func (AuthenticatedUsers) Authorize(_ context.Context, a Attributes) (Decision, 
 		return NoOpinion, "", nil
 	}
 	for _, g := range a.User.Groups {
-		if g == authenticator.GroupAuthenticated {
+		if g == user.AllAuthenticated {
 			return Allow, "", nil
 		}
 	}
@@ -74,54 +82,8 @@ func (AuthenticatedUsers) Authorize(_ context.Context, a Attributes) (Decision, 
 type PublicPaths map[string]bool
 
 func (p PublicPaths) Authorize(_ context.Context, a Attributes) (Decision, string, error) {
-	if a.Info != nil && !a.Info.IsResourceRequest && a.Info.Verb == "get" && p[a.Info.Path] {
+	if !a.ResourceRequest && a.Verb == "get" && p[a.Path] {
 		return Allow, "", nil
 	}
 	return NoOpinion, "", nil
-}
-
-// WithAuthorization rejects requests the authorizer does not allow.
-func WithAuthorization(next http.Handler, z Authorizer) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, _ := authenticator.UserFrom(r.Context())
-		info, _ := request.RequestInfoFrom(r.Context())
-		d, reason, err := z.Authorize(r.Context(), Attributes{User: user, Info: info})
-		if err != nil {
-			responsewriters.WriteError(w, r, apierrors.NewInternalError(err))
-			return
-		}
-		if d != Allow {
-			responsewriters.WriteError(w, r, forbidden(user, info, reason))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func forbidden(user *authenticator.User, info *request.RequestInfo, reason string) error {
-	name := "system:anonymous"
-	if user != nil {
-		name = user.Name
-	}
-	var msg string
-	if info != nil && info.IsResourceRequest {
-		msg = fmt.Sprintf("User %q cannot %s resource %q in API group %q", name, info.Verb, info.Resource, info.APIGroup)
-		if info.Namespace != "" {
-			msg += fmt.Sprintf(" in the namespace %q", info.Namespace)
-		} else {
-			msg += " at the cluster scope"
-		}
-	} else if info != nil {
-		msg = fmt.Sprintf("User %q cannot %s path %q", name, info.Verb, info.Path)
-	}
-	if reason != "" {
-		msg += ": " + reason
-	}
-	gr := schema.GroupResource{}
-	resName := ""
-	if info != nil {
-		gr = schema.GroupResource{Group: info.APIGroup, Resource: info.Resource}
-		resName = info.Name
-	}
-	return apierrors.NewForbidden(gr, resName, fmt.Errorf("%s", msg))
 }

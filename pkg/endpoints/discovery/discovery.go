@@ -48,15 +48,15 @@ type Handler struct {
 
 // groupVersions returns the served group versions in registration order
 // and, per group version, its resources.
-func (h *Handler) groupVersions() ([]schema.GroupVersion, map[schema.GroupVersion][]*registry.Resource) {
+func (h *Handler) groupVersions() ([]schema.GroupVersion, map[schema.GroupVersion][]*registry.Entry) {
 	var order []schema.GroupVersion
-	byGV := map[schema.GroupVersion][]*registry.Resource{}
-	for _, s := range h.Registry.Stores() {
-		gv := s.Resource.GroupVersion()
+	byGV := map[schema.GroupVersion][]*registry.Entry{}
+	for _, e := range h.Registry.Entries() {
+		gv := e.GroupVersion()
 		if _, ok := byGV[gv]; !ok {
 			order = append(order, gv)
 		}
-		byGV[gv] = append(byGV[gv], s.Resource)
+		byGV[gv] = append(byGV[gv], e)
 	}
 	return order, byGV
 }
@@ -131,33 +131,22 @@ func (h *Handler) ServeResources(w http.ResponseWriter, r *http.Request, gv sche
 		GroupVersion: gv.String(),
 		APIResources: []metav1.APIResource{},
 	}
-	for _, res := range resources {
-		verbs := append([]string(nil), res.ServedVerbs()...)
-		sort.Strings(verbs)
+	for _, e := range resources {
 		list.APIResources = append(list.APIResources, metav1.APIResource{
-			Name:         res.Plural,
-			SingularName: res.Singular,
-			Namespaced:   res.Namespaced,
-			Kind:         res.Kind,
-			Verbs:        verbs,
-			ShortNames:   res.ShortNames,
-			Categories:   res.Categories,
+			Name:         e.Plural,
+			SingularName: e.Singular,
+			Namespaced:   e.Namespaced,
+			Kind:         e.Kind,
+			Verbs:        registry.Verbs(e.Storage),
+			ShortNames:   e.ShortNames,
+			Categories:   e.Categories,
 		})
-		subs := make([]string, 0, len(res.Subresources))
-		for name := range res.Subresources {
-			subs = append(subs, name)
-		}
-		sort.Strings(subs)
-		for _, name := range subs {
-			subVerbs := []string{"get", "patch", "update"}
-			if name == "finalize" {
-				subVerbs = []string{"update"}
-			}
+		for _, name := range e.SubresourceNames() {
 			list.APIResources = append(list.APIResources, metav1.APIResource{
-				Name:       res.Plural + "/" + name,
-				Namespaced: res.Namespaced,
-				Kind:       res.Kind,
-				Verbs:      subVerbs,
+				Name:       e.Plural + "/" + name,
+				Namespaced: e.Namespaced,
+				Kind:       e.Kind,
+				Verbs:      registry.Verbs(e.Subresources[name]),
 			})
 		}
 	}

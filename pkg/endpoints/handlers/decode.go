@@ -24,6 +24,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
+	"github.com/cronplane/cronplane/pkg/endpoints/request"
 	"github.com/cronplane/cronplane/pkg/storage"
 	"github.com/cronplane/cronplane/pkg/warning"
 )
@@ -68,14 +69,14 @@ func readBody(r *http.Request) ([]byte, error) {
 // fieldValidation.
 func (c *call) decode(validation string) (runtime.Object, error) {
 	mt, ok := negotiation.ContentType(c.r.Header.Get("Content-Type"))
-	if !ok || (mt == negotiation.Protobuf && !protobufCapable(c.store.Resource)) {
+	if !ok || (mt == negotiation.Protobuf && !protobufCapable(c.entry.Resource)) {
 		return nil, errUnsupportedMediaType(negotiation.Supported...)
 	}
 	data, err := readBody(c.r)
 	if err != nil {
 		return nil, err
 	}
-	res := c.store.Resource
+	res := c.entry.Resource
 	var obj runtime.Object
 	switch mt {
 	case negotiation.Protobuf:
@@ -94,7 +95,7 @@ func (c *call) decode(validation string) (runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Strategy.Default(obj)
+	res.Defaults(obj)
 	return obj, nil
 }
 
@@ -125,7 +126,7 @@ type typeMeta = struct {
 // original form (duplicate YAML keys), reported with the JSON ones.
 // Errors name the body's kind and version as kube's do.
 func (c *call) decodeJSON(data []byte, validation string, extra ...error) (runtime.Object, error) {
-	res := c.store.Resource
+	res := c.entry.Resource
 	var tm typeMeta
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &tm); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): couldn't get version/kind; json parse error: %v (%s)", res.Kind, err, summarize(data)))
@@ -196,24 +197,24 @@ func (c *call) strictErrors(validation string, strict []error) error {
 	return nil
 }
 
-// predicate builds the selection of a list, watch or deletecollection; a
-// request for one named object selects it by name.
-func (c *call) predicate(opts metav1.ListOptions) (storage.SelectionPredicate, error) {
+// selectors parses a list's label and field selectors; a request for one
+// named object (a watch of it) selects it by name.
+func selectors(opts metav1.ListOptions, info *request.RequestInfo) (labels.Selector, fields.Selector, error) {
 	ls, err := labels.Parse(opts.LabelSelector)
 	if err != nil {
-		return storage.SelectionPredicate{}, apierrors.NewBadRequest(err.Error())
+		return nil, nil, apierrors.NewBadRequest(err.Error())
 	}
 	fs, err := fields.ParseSelector(opts.FieldSelector)
 	if err != nil {
-		return storage.SelectionPredicate{}, apierrors.NewBadRequest(err.Error())
+		return nil, nil, apierrors.NewBadRequest(err.Error())
 	}
-	if len(c.info.Parts) >= 2 {
-		if name, ok := fs.RequiresExactMatch("metadata.name"); !fs.Empty() && (!ok || name != c.info.Name) {
-			return storage.SelectionPredicate{}, apierrors.NewBadRequest("fieldSelector metadata.name doesn't match requested name")
+	if len(info.Parts) >= 2 {
+		if name, ok := fs.RequiresExactMatch("metadata.name"); !fs.Empty() && (!ok || name != info.Name) {
+			return nil, nil, apierrors.NewBadRequest("fieldSelector metadata.name doesn't match requested name")
 		}
-		fs = fields.OneTermEqualSelector("metadata.name", c.info.Name)
+		fs = fields.OneTermEqualSelector("metadata.name", info.Name)
 	}
-	return c.store.Predicate(ls, fs)
+	return ls, fs, nil
 }
 
 // deleteOptions reads DeleteOptions from the query and then the body (of

@@ -1,10 +1,11 @@
 // Package handlers owns the resource endpoints: for a request whose
 // RequestInfo names a served resource it checks that the method fits the
-// path, negotiates the representation, reads the options and the body,
-// calls the resource's generic store (which runs strategy, admission and
-// storage) and encodes the answer. Each verb returns a status code and an
-// object, or an error; ServeHTTP alone writes the response. It holds no
-// state of its own; the Registry decides what is served.
+// path and that the resource's storage serves the verb (the verb
+// interfaces of pkg/registry/rest), negotiates the representation, reads
+// the options and the body, keeps managedFields, runs admission around
+// the storage call and encodes the answer. Each verb returns a status
+// code and an object, or an error; ServeHTTP alone writes the response.
+// It holds no state of its own; the Registry decides what is served.
 package handlers
 
 import (
@@ -19,6 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/cronplane/cronplane/pkg/admission"
+	"github.com/cronplane/cronplane/pkg/apply"
 	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
 	"github.com/cronplane/cronplane/pkg/endpoints/request"
@@ -26,12 +29,16 @@ import (
 	"github.com/cronplane/cronplane/pkg/endpoints/table"
 	"github.com/cronplane/cronplane/pkg/featuregate"
 	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 	"github.com/cronplane/cronplane/pkg/warning"
 )
 
 // Handler serves resource requests from a Registry.
 type Handler struct {
 	Registry *registry.Registry
+	// Admission is the chain every write passes: its mutating phase before
+	// the storage is called, its validating phase on the final object.
+	Admission admission.Chain
 	// MinRequestTimeout bounds watches: one without timeoutSeconds lasts a
 	// random time between it and twice it.
 	MinRequestTimeout int64
@@ -51,12 +58,14 @@ func ErrMethodNotAllowed() error {
 
 // call is one resource request on its way through the handler.
 type call struct {
-	h         *Handler
-	w         http.ResponseWriter
-	r         *http.Request
-	query     url.Values
-	info      *request.RequestInfo
-	store     *registry.Store
+	h     *Handler
+	w     http.ResponseWriter
+	r     *http.Request
+	query url.Values
+	info  *request.RequestInfo
+	entry *registry.Entry
+	// storage serves the request's resource or subresource.
+	storage   rest.Storage
 	namespace string
 	format    negotiation.Format
 	warnings  *warning.Recorder
@@ -72,74 +81,96 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.warnings = warnings
-	var code int
-	var obj runtime.Object
-	switch c.info.Verb {
-	case "get":
-		code, obj, err = c.get()
-	case "list", "watch":
-		var opts metav1.ListOptions
-		if opts, err = listOptions(c.query, c.info.Verb == "watch", c.watchList()); err == nil {
-			if opts.Watch {
-				c.serveWatch(opts)
-				return
-			}
-			code, obj, err = c.list(opts)
-		}
-	case "create":
-		code, obj, err = c.create()
-	case "update":
-		code, obj, err = c.update()
-	case "patch":
-		code, obj, err = c.patch()
-	case "delete":
-		code, obj, err = c.delete()
-	case "deletecollection":
-		code, obj, err = c.deleteCollection()
-	default:
-		err = ErrMethodNotAllowed()
-	}
+	code, obj, err := c.serve()
 	if err != nil {
 		c.fail(err)
 		return
 	}
-	c.respond(code, obj)
+	if obj != nil {
+		c.respond(code, obj)
+	}
 }
 
-// newCall finds the store of a request and checks that its method fits
-// the path: collections take GET, POST and DELETE, objects GET, PUT,
-// PATCH and DELETE, subresources GET, PUT and PATCH; anything else is
-// kube's 405, as is a verb the resource does not serve.
+// serve runs the request's verb on a storage that implements it; a verb
+// it does not implement is a 405. A watch writes its own stream and
+// returns no object.
+func (c *call) serve() (int, runtime.Object, error) {
+	switch c.info.Verb {
+	case "get":
+		if g, ok := c.storage.(rest.Getter); ok {
+			return c.get(g)
+		}
+	case "list", "watch":
+		opts, err := listOptions(c.query, c.info.Verb == "watch", c.watchList())
+		if err != nil {
+			return 0, nil, err
+		}
+		if opts.Watch {
+			if wt, ok := c.storage.(rest.Watcher); ok {
+				c.serveWatch(wt, opts)
+				return 0, nil, nil
+			}
+		} else if l, ok := c.storage.(rest.Lister); ok {
+			return c.list(l, opts)
+		}
+	case "create":
+		if cr, ok := c.storage.(rest.Creater); ok && c.info.Subresource == "" {
+			return c.create(cr)
+		}
+	case "update":
+		if u, ok := c.storage.(rest.Updater); ok {
+			return c.update(u)
+		}
+	case "patch":
+		if p, ok := c.storage.(rest.Patcher); ok {
+			return c.patch(p)
+		}
+	case "delete":
+		if d, ok := c.storage.(rest.GracefulDeleter); ok {
+			return c.delete(d)
+		}
+	case "deletecollection":
+		if d, ok := c.storage.(rest.CollectionDeleter); ok {
+			return c.deleteCollection(d)
+		}
+	}
+	return 0, nil, ErrMethodNotAllowed()
+}
+
+// newCall finds what serves a request and checks that its method fits the
+// path: collections take GET, POST and DELETE, objects GET, PUT, PATCH
+// and DELETE, and a subresource what its storage serves; anything else is
+// kube's 405.
 func (h *Handler) newCall(w http.ResponseWriter, r *http.Request) (*call, error) {
 	info, ok := request.RequestInfoFrom(r.Context())
 	if !ok || !info.IsResourceRequest {
 		return nil, responsewriters.ErrNotFound()
 	}
-	store, ok := h.Registry.Lookup(info.GroupVersionResource())
+	entry, ok := h.Registry.Lookup(info.GroupVersionResource())
 	if !ok {
 		return nil, responsewriters.ErrNotFound()
 	}
-	res := store.Resource
+	storage := entry.Storage
 	named := len(info.Parts) >= 2
 	switch {
 	case info.Subresource != "":
-		if _, ok := res.Subresources[info.Subresource]; !ok || len(info.Parts) > 3 {
+		if storage, ok = entry.Subresources[info.Subresource]; !ok || len(info.Parts) > 3 {
 			return nil, responsewriters.ErrNotFound()
 		}
 	case len(info.Parts) > 2:
 		return nil, responsewriters.ErrNotFound()
 	}
 	namespace := info.Namespace
-	if !res.Namespaced {
+	if !entry.Namespaced {
 		namespace = ""
 	} else if namespace == "" && named {
 		// A namespaced object addressed without a namespace.
 		return nil, responsewriters.ErrNotFound()
 	}
-	if !methodFits(r.Method, named, info.Subresource != "", res.Namespaced && namespace == "") || !res.Serves(info.Verb) {
+	if !methodFits(r.Method, named, info.Subresource != "", entry.Namespaced && namespace == "") {
 		return nil, ErrMethodNotAllowed()
 	}
-	if res.Namespaced && info.Namespace != "" {
+	if entry.Namespaced && info.Namespace != "" {
 		if msgs := path.IsValidPathSegmentName(info.Namespace); len(msgs) > 0 {
 			return nil, apierrors.NewBadRequest("Namespace parameter invalid: " + quote(info.Namespace) + ": " + strings.Join(msgs, ";"))
 		}
@@ -149,10 +180,10 @@ func (h *Handler) newCall(w http.ResponseWriter, r *http.Request) (*call, error)
 			return nil, apierrors.NewBadRequest("Name parameter invalid: " + quote(info.Name) + ": " + strings.Join(msgs, ";"))
 		}
 	}
-	c := &call{h: h, w: w, r: r, query: r.URL.Query(), info: info, store: store, namespace: namespace}
+	c := &call{h: h, w: w, r: r, query: r.URL.Query(), info: info, entry: entry, storage: storage, namespace: namespace}
 	verb := info.Verb
 	opts := negotiation.Options{
-		Protobuf: protobufCapable(res),
+		Protobuf: protobufCapable(entry.Resource),
 		Table:    verb == "get" || verb == "list" || verb == "watch",
 		Stream:   verb == "watch" || (verb == "list" && boolParam(c.query, "watch")),
 		// A collection's endpoint also serves watches, and names their
@@ -169,13 +200,16 @@ func (h *Handler) newCall(w http.ResponseWriter, r *http.Request) (*call, error)
 
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
 
-// methodFits reports whether method is served at a path of this shape.
-// allNamespaces marks a namespaced resource's cluster-wide collection,
-// which only lists and watches.
+// methodFits reports whether method can be served at a path of this
+// shape; a subresource's storage decides for itself. allNamespaces marks
+// a namespaced resource's cluster-wide collection, which only lists and
+// watches.
 func methodFits(method string, named, subresource, allNamespaces bool) bool {
 	switch {
+	case method == http.MethodHead:
+		return false
 	case subresource:
-		return method == http.MethodGet || method == http.MethodPut || method == http.MethodPatch
+		return true
 	case named:
 		return method == http.MethodGet || method == http.MethodPut || method == http.MethodPatch || method == http.MethodDelete
 	case allNamespaces:
@@ -199,7 +233,7 @@ func (c *call) watchList() bool {
 }
 
 // protobufCapable reports whether a resource's objects have a protobuf form.
-func protobufCapable(res *registry.Resource) bool {
+func protobufCapable(res *rest.Resource) bool {
 	_, ok := res.New().(codec.ProtoMessage)
 	return ok
 }
@@ -230,32 +264,32 @@ func (c *call) transform(obj runtime.Object) (runtime.Object, error) {
 		default:
 			return nil, apierrors.NewBadRequest("includeObject: Unsupported value: " + quote(include) + `: supported values: "None", "Metadata", "Object"`)
 		}
-		return table.Convert(c.store.Resource, obj, include, c.format.AsVersion, time.Now())
+		return table.Convert(c.entry.Table, obj, include, c.format.AsVersion, time.Now())
 	case negotiation.AsPartialObjectMetadata, negotiation.AsPartialObjectMetadataList:
-		return partialMetadata(c.store.Resource, obj, c.format.As, c.format.AsVersion)
+		return partialMetadata(c.entry.Resource, obj, c.format.As, c.format.AsVersion)
 	}
 	return obj, nil
 }
 
-func (c *call) get() (int, runtime.Object, error) {
+func (c *call) get(g rest.Getter) (int, runtime.Object, error) {
 	var opts metav1.GetOptions
 	if err := decodeParams(c.query, &opts); err != nil {
 		return 0, nil, err
 	}
-	obj, err := c.store.Get(c.r.Context(), c.namespace, c.info.Name, opts)
+	obj, err := g.Get(c.r.Context(), c.namespace, c.info.Name, &opts)
 	return http.StatusOK, obj, err
 }
 
-func (c *call) list(opts metav1.ListOptions) (int, runtime.Object, error) {
-	pred, err := c.predicate(opts)
+func (c *call) list(l rest.Lister, opts metav1.ListOptions) (int, runtime.Object, error) {
+	lo, err := c.restListOptions(opts)
 	if err != nil {
 		return 0, nil, err
 	}
-	obj, err := c.store.List(c.r.Context(), c.namespace, opts, pred)
+	obj, err := l.List(c.r.Context(), c.namespace, lo)
 	return http.StatusOK, obj, err
 }
 
-func (c *call) create() (int, runtime.Object, error) {
+func (c *call) create(cr rest.Creater) (int, runtime.Object, error) {
 	opts, err := createOptions(c.query)
 	if err != nil {
 		return 0, nil, err
@@ -264,11 +298,22 @@ func (c *call) create() (int, runtime.Object, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	out, err := c.store.Create(c.r.Context(), c.namespace, obj, c.writeOptions(opts.DryRun, opts.FieldManager))
+	opts.FieldManager = managerOrUserAgent(opts.FieldManager, c.r.UserAgent())
+	ctx := c.r.Context()
+	// As kube does: ownership of what the client sent, then the mutating
+	// phase, then the storage, which validates and runs the validating
+	// phase on the prepared object.
+	if err := c.recordFields(nil, obj, opts.FieldManager); err != nil {
+		return 0, nil, err
+	}
+	if err := c.admit(ctx, admission.Create, obj, nil, opts.DryRun, opts); err != nil {
+		return 0, nil, err
+	}
+	out, err := cr.Create(ctx, c.namespace, obj, c.validateObject(admission.Create, opts.DryRun, opts), opts)
 	return http.StatusCreated, out, err
 }
 
-func (c *call) update() (int, runtime.Object, error) {
+func (c *call) update(u rest.Updater) (int, runtime.Object, error) {
 	opts, err := updateOptions(c.query)
 	if err != nil {
 		return 0, nil, err
@@ -280,23 +325,65 @@ func (c *call) update() (int, runtime.Object, error) {
 	if err := checkName(obj, c.info.Name); err != nil {
 		return 0, nil, err
 	}
-	wo := c.writeOptions(opts.DryRun, opts.FieldManager)
-	// A uid in the body is a precondition, as kube treats it.
-	wo.UID = metaOf(obj).GetUID()
-	out, created, err := c.store.Update(c.r.Context(), c.namespace, c.info.Name, c.info.Subresource,
-		func(context.Context, runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil }, wo)
+	opts.FieldManager = managerOrUserAgent(opts.FieldManager, c.r.UserAgent())
+	info := &updatedObject{
+		// A uid in the body is a precondition, as kube treats it.
+		preconditions: uidPrecondition(metaOf(obj).GetUID()),
+		transform: func(_ context.Context, current runtime.Object) (runtime.Object, error) {
+			return obj.DeepCopyObject(), nil
+		},
+	}
+	return c.updateWith(u, info, false, opts)
+}
+
+// updateWith runs an update whose new object info computes from the
+// current one: then, inside the storage's update loop, managedFields are
+// recorded (unless info recorded them, as apply does) and the mutating
+// phase runs; a write that changes nothing but managedFields times keeps
+// the old times, so that it stores nothing.
+func (c *call) updateWith(u rest.Updater, info *updatedObject, applied bool, opts *metav1.UpdateOptions) (int, runtime.Object, error) {
+	transform := info.transform
+	info.transform = func(ctx context.Context, current runtime.Object) (runtime.Object, error) {
+		obj, err := transform(ctx, current)
+		if err != nil {
+			return nil, err
+		}
+		if !applied {
+			if err := c.recordFields(current, obj, opts.FieldManager); err != nil {
+				return nil, err
+			}
+		}
+		op := admission.Update
+		if current == nil {
+			op = admission.Create
+		}
+		if err := c.admit(ctx, op, obj, current, opts.DryRun, opts); err != nil {
+			return nil, err
+		}
+		if current != nil {
+			apply.KeepManagedFieldsTimes(obj, current)
+		}
+		return obj, nil
+	}
+	createOpts := &metav1.CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
+	out, created, err := u.Update(c.r.Context(), c.namespace, c.info.Name, info,
+		c.validateObject(admission.Create, opts.DryRun, createOpts), c.validateUpdate(opts.DryRun, opts), applied, opts)
 	if created {
 		return http.StatusCreated, out, err
 	}
 	return http.StatusOK, out, err
 }
 
-func (c *call) delete() (int, runtime.Object, error) {
+func (c *call) delete(d rest.GracefulDeleter) (int, runtime.Object, error) {
 	opts, err := c.deleteOptions()
 	if err != nil {
 		return 0, nil, err
 	}
-	out, deleted, err := c.store.Delete(c.r.Context(), c.namespace, c.info.Name, opts, registry.WriteOptions{DryRun: len(opts.DryRun) > 0})
+	ctx := c.r.Context()
+	if err := c.admitDelete(ctx, opts); err != nil {
+		return 0, nil, err
+	}
+	out, deleted, err := d.Delete(ctx, c.namespace, c.info.Name, c.validateObject(admission.Delete, opts.DryRun, opts), opts)
 	//nolint:staticcheck // kube answers 202 for a kept object when OrphanDependents=false was asked.
 	if err == nil && !deleted && opts.OrphanDependents != nil && !*opts.OrphanDependents {
 		return http.StatusAccepted, out, nil
@@ -304,12 +391,12 @@ func (c *call) delete() (int, runtime.Object, error) {
 	return http.StatusOK, out, err
 }
 
-func (c *call) deleteCollection() (int, runtime.Object, error) {
+func (c *call) deleteCollection(d rest.CollectionDeleter) (int, runtime.Object, error) {
 	listOpts, err := listOptions(c.query, false, c.watchList())
 	if err != nil {
 		return 0, nil, err
 	}
-	pred, err := c.predicate(listOpts)
+	lo, err := c.restListOptions(listOpts)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -317,14 +404,12 @@ func (c *call) deleteCollection() (int, runtime.Object, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	out, err := c.store.DeleteCollection(c.r.Context(), c.namespace, listOpts, pred, opts, registry.WriteOptions{DryRun: len(opts.DryRun) > 0})
+	ctx := c.r.Context()
+	if err := c.admitDelete(ctx, opts); err != nil {
+		return 0, nil, err
+	}
+	out, err := d.DeleteCollection(ctx, c.namespace, c.validateObject(admission.Delete, opts.DryRun, opts), opts, lo)
 	return http.StatusOK, out, err
-}
-
-// writeOptions are the store's options for a write with these query
-// options.
-func (c *call) writeOptions(dryRun []string, fieldManager string) registry.WriteOptions {
-	return registry.WriteOptions{DryRun: len(dryRun) > 0, FieldManager: managerOrUserAgent(fieldManager, c.r.UserAgent())}
 }
 
 // checkName refuses a body that names another object than the path.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
 	"github.com/cronplane/cronplane/pkg/endpoints/table"
-	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
 
 // partialMetadata is the metadata-only form of an answer that metadata
@@ -20,11 +20,11 @@ import (
 // objects become PartialObjectMetadata, lists PartialObjectMetadataList of
 // meta.k8s.io version; a Status stays as it is. Asking for the one when the
 // answer is the other is a 406.
-func partialMetadata(res *registry.Resource, obj runtime.Object, as, version string) (runtime.Object, error) {
+func partialMetadata(res *rest.Resource, obj runtime.Object, as, version string) (runtime.Object, error) {
 	if _, ok := obj.(*metav1.Status); ok {
 		return obj, nil
 	}
-	l, isList := obj.(*registry.List)
+	l, isList := obj.(*rest.List)
 	// kube names its internal types in these messages.
 	typeName := "*" + internalPackage(res.Group) + "." + res.Kind
 	switch {

@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
 
 // Limits that bound the work and memory of a patch, kube's own: the
@@ -48,10 +50,10 @@ func errPatchMediaType() error {
 	}}
 }
 
-// patch applies a patch to the current object inside the store's update
+// patch applies a patch to the current object inside the storage's update
 // loop, so that a concurrent write makes it re-apply to the new state; the
 // result goes through the same checks as a PUT.
-func (c *call) patch() (int, runtime.Object, error) {
+func (c *call) patch(p rest.Patcher) (int, runtime.Object, error) {
 	mt, _, err := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
 	if err != nil || !contains(patchTypes, mt) {
 		return 0, nil, errPatchMediaType()
@@ -69,7 +71,7 @@ func (c *call) patch() (int, runtime.Object, error) {
 	if validation == "" {
 		validation = metav1.FieldValidationWarn
 	}
-	wo := c.writeOptions(opts.DryRun, opts.FieldManager)
+	manager := managerOrUserAgent(opts.FieldManager, c.r.UserAgent())
 	var mutate func(current runtime.Object) (runtime.Object, error)
 	switch pt {
 	case types.JSONPatchType, types.MergePatchType:
@@ -81,7 +83,8 @@ func (c *call) patch() (int, runtime.Object, error) {
 			return c.strategicPatch(body, validation, current)
 		}
 	case types.ApplyPatchType:
-		if c.store.Fields == nil {
+		fields := c.entry.Fields
+		if fields == nil {
 			return 0, nil, errPatchMediaType()
 		}
 		config, err := c.applyConfiguration(body, validation)
@@ -89,25 +92,24 @@ func (c *call) patch() (int, runtime.Object, error) {
 			return 0, nil, err
 		}
 		force := opts.Force != nil && *opts.Force
-		wo.Applied = true
 		mutate = func(current runtime.Object) (runtime.Object, error) {
-			empty := c.store.Resource.New()
+			empty := c.entry.New()
 			m := metaOf(empty)
 			m.SetName(c.info.Name)
 			m.SetNamespace(c.namespace)
-			out, err := c.store.Fields.Apply(current, empty, config, wo.FieldManager, c.info.Subresource, force, time.Now())
+			out, err := fields.Apply(current, empty, config, manager, c.info.Subresource, force, time.Now())
 			if err != nil {
 				return nil, err
 			}
 			// Apply works on fields; defaults come back as a decode would
 			// bring them.
-			c.store.Resource.Strategy.Default(out)
+			c.entry.Defaults(out)
 			return out, nil
 		}
 	}
-	update := func(_ context.Context, current runtime.Object) (runtime.Object, error) {
+	info := &updatedObject{transform: func(_ context.Context, current runtime.Object) (runtime.Object, error) {
 		if current == nil && pt != types.ApplyPatchType {
-			return nil, apierrors.NewNotFound(c.store.Resource.GroupResource(), c.info.Name)
+			return nil, apierrors.NewNotFound(c.entry.GroupResource(), c.info.Name)
 		}
 		out, err := mutate(current)
 		if err != nil {
@@ -117,12 +119,9 @@ func (c *call) patch() (int, runtime.Object, error) {
 			return nil, err
 		}
 		return out, nil
-	}
-	out, created, err := c.store.Update(c.r.Context(), c.namespace, c.info.Name, c.info.Subresource, update, wo)
-	if created {
-		return http.StatusCreated, out, err
-	}
-	return http.StatusOK, out, err
+	}}
+	updateOpts := &metav1.UpdateOptions{DryRun: opts.DryRun, FieldManager: manager, FieldValidation: opts.FieldValidation}
+	return c.updateWith(p, info, pt == types.ApplyPatchType, updateOpts)
 }
 
 // jsonPatchOp is one operation of a JSON patch, read strictly to find
@@ -174,10 +173,10 @@ func (c *call) jsonPatch(pt types.PatchType, patch []byte, validation string, cu
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
 	}
-	obj := c.store.Resource.New()
+	obj := c.entry.New()
 	decodeStrict, err := sigsjson.UnmarshalStrict(patched, obj, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
 	if err == nil {
-		err = checkKind(obj, c.store.Resource.GroupVersionKind)
+		err = checkKind(obj, c.entry.GroupVersionKind)
 	}
 	if err != nil {
 		return nil, invalidPatch(string(patched), err)
@@ -185,7 +184,7 @@ func (c *call) jsonPatch(pt types.PatchType, patch []byte, validation string, cu
 	if err := c.patchStrictErrors(validation, append(strict, decodeStrict...)); err != nil {
 		return nil, err
 	}
-	c.store.Resource.Strategy.Default(obj)
+	c.entry.Defaults(obj)
 	return obj, nil
 }
 
@@ -206,17 +205,17 @@ func (c *call) strategicPatch(patch []byte, validation string, current runtime.O
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	patched, err := strategicpatch.StrategicMergeMapPatch(original, patchMap, c.store.Resource.New())
+	patched, err := strategicpatch.StrategicMergeMapPatch(original, patchMap, c.entry.New())
 	if err != nil {
 		return nil, strategicPatchError(err)
 	}
-	obj := c.store.Resource.New()
+	obj := c.entry.New()
 	err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(patched, obj, validation != metav1.FieldValidationIgnore)
 	if decodeStrict, isStrict := runtime.AsStrictDecodingError(err); isStrict {
 		strict, err = append(strict, decodeStrict.Errors()...), nil
 	}
 	if err == nil {
-		err = checkKind(obj, c.store.Resource.GroupVersionKind)
+		err = checkKind(obj, c.entry.GroupVersionKind)
 	}
 	if err != nil {
 		return nil, invalidPatch(fmt.Sprintf("%+v", patchMap), err)
@@ -224,7 +223,7 @@ func (c *call) strategicPatch(patch []byte, validation string, current runtime.O
 	if err := c.patchStrictErrors(validation, strict); err != nil {
 		return nil, err
 	}
-	c.store.Resource.Strategy.Default(obj)
+	c.entry.Defaults(obj)
 	return obj, nil
 }
 
@@ -268,7 +267,7 @@ func (c *call) patchStrictErrors(validation string, strict []error) error {
 	if len(strict) == 0 {
 		return nil
 	}
-	res := c.store.Resource
+	res := c.entry.Resource
 	if err := c.strictErrors(validation, strict); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", res.Kind, res.Version, res.Kind, err))
 	}
@@ -287,7 +286,7 @@ func (c *call) applyConfiguration(body []byte, validation string) (map[string]in
 	apiVersion, _ := raw["apiVersion"].(string)
 	kind, _ := raw["kind"].(string)
 	gv, _ := schema.ParseGroupVersion(apiVersion)
-	if gvk := gv.WithKind(kind); gvk != c.store.Resource.GroupVersionKind {
+	if gvk := gv.WithKind(kind); gvk != c.entry.GroupVersionKind {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid object type: %v", gvk))
 	}
 	if md, ok := raw["metadata"].(map[string]interface{}); ok {
@@ -304,7 +303,7 @@ func (c *call) applyConfiguration(body []byte, validation string) (map[string]in
 		return nil, err
 	}
 	m := metaOf(obj)
-	if ns := m.GetNamespace(); c.store.Resource.Namespaced && ns != "" && ns != c.namespace {
+	if ns := m.GetNamespace(); c.entry.Namespaced && ns != "" && ns != c.namespace {
 		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
 	typedMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)

@@ -17,21 +17,22 @@ import (
 	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
 	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 	"github.com/cronplane/cronplane/pkg/endpoints/table"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 	"github.com/cronplane/cronplane/pkg/storage"
 )
 
 // serveWatch streams watch events as JSON documents, one per line, each
 // flushed as it is written, until the timeout, the client leaving or the
 // end of the underlying watch.
-func (c *call) serveWatch(opts metav1.ListOptions) {
-	pred, err := c.predicate(opts)
+func (c *call) serveWatch(wt rest.Watcher, opts metav1.ListOptions) {
+	lo, err := c.restListOptions(opts)
 	if err != nil {
 		c.fail(err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.r.Context(), c.watchTimeout(opts))
 	defer cancel()
-	w, err := c.store.Watch(ctx, c.namespace, opts, pred)
+	w, err := wt.Watch(ctx, c.namespace, lo)
 	if err != nil {
 		c.fail(err)
 		return
@@ -62,7 +63,7 @@ func (c *call) serveWatch(opts metav1.ListOptions) {
 			case e.Type == watch.Error:
 			case c.format.As == negotiation.AsTable && e.Type != watch.Bookmark:
 				// kubectl get -w: each object as a one-row Table.
-				t, err := table.Convert(c.store.Resource, e.Object, c.query.Get("includeObject"), c.format.AsVersion, time.Now())
+				t, err := table.Convert(c.entry.Table, e.Object, c.query.Get("includeObject"), c.format.AsVersion, time.Now())
 				if err != nil {
 					return
 				}

@@ -58,11 +58,11 @@ func gvPath(gv schema.GroupVersion) string {
 	return "apis/" + gv.Group + "/" + gv.Version
 }
 
-func (h *Handler) resources(only *schema.GroupVersion) []*registry.Resource {
-	var out []*registry.Resource
-	for _, s := range h.Registry.Stores() {
-		if only == nil || s.Resource.GroupVersion() == *only {
-			out = append(out, s.Resource)
+func (h *Handler) resources(only *schema.GroupVersion) []*registry.Entry {
+	var out []*registry.Entry
+	for _, e := range h.Registry.Entries() {
+		if only == nil || e.GroupVersion() == *only {
+			out = append(out, e)
 		}
 	}
 	return out
@@ -73,7 +73,7 @@ func gvkExtension(gvk schema.GroupVersionKind) map[string]string {
 }
 
 // build returns the paths and the schemas of resources.
-func build(resources []*registry.Resource, s *schemas) map[string]interface{} {
+func build(resources []*registry.Entry, s *schemas) map[string]interface{} {
 	paths := map[string]interface{}{}
 	kinds := map[string][]map[string]string{}
 	for _, res := range resources {
@@ -143,7 +143,7 @@ var (
 	forceParam  = param("force", "query", "boolean", "on an apply, take fields other managers own")
 )
 
-func addPaths(paths map[string]interface{}, res *registry.Resource, s *schemas, objName, listName string) {
+func addPaths(paths map[string]interface{}, res *registry.Entry, s *schemas, objName, listName string) {
 	gvk := gvkExtension(res.GroupVersionKind)
 	base := "/" + gvPath(res.GroupVersion())
 	collection := base + "/" + res.Plural
@@ -156,7 +156,7 @@ func addPaths(paths map[string]interface{}, res *registry.Resource, s *schemas, 
 		pathParams = append(pathParams, param("namespace", "path", "string", "object name and auth scope"))
 	}
 	coll := map[string]interface{}{"parameters": s.params(append(append([]map[string]interface{}{}, pathParams...), prettyParam))}
-	for _, verb := range res.ServedVerbs() {
+	for _, verb := range registry.Verbs(res.Storage) {
 		switch verb {
 		case "list":
 			coll["get"] = op(res, s, "list", gvk, listName, listParams)
@@ -169,7 +169,7 @@ func addPaths(paths map[string]interface{}, res *registry.Resource, s *schemas, 
 	paths[collection] = coll
 	itemParams := append(append([]map[string]interface{}{param("name", "path", "string", "name of the object")}, pathParams...), prettyParam)
 	item := map[string]interface{}{"parameters": s.params(itemParams)}
-	for _, verb := range res.ServedVerbs() {
+	for _, verb := range registry.Verbs(res.Storage) {
 		switch verb {
 		case "get":
 			item["get"] = op(res, s, "get", gvk, objName, nil)
@@ -182,19 +182,25 @@ func addPaths(paths map[string]interface{}, res *registry.Resource, s *schemas, 
 		}
 	}
 	paths[collection+"/{name}"] = item
-	for sub := range res.Subresources {
-		paths[collection+"/{name}/"+sub] = map[string]interface{}{
-			"parameters": s.params(itemParams),
-			"get":        op(res, s, "get", gvk, objName, nil),
-			"put":        op(res, s, "put", gvk, objName, writeParams),
-			"patch":      op(res, s, "patch", gvk, objName, append(append([]map[string]interface{}{}, writeParams...), forceParam)),
+	for sub, storage := range res.Subresources {
+		ops := map[string]interface{}{"parameters": s.params(itemParams)}
+		for _, verb := range registry.Verbs(storage) {
+			switch verb {
+			case "get":
+				ops["get"] = op(res, s, "get", gvk, objName, nil)
+			case "update":
+				ops["put"] = op(res, s, "put", gvk, objName, writeParams)
+			case "patch":
+				ops["patch"] = op(res, s, "patch", gvk, objName, append(append([]map[string]interface{}{}, writeParams...), forceParam))
+			}
 		}
+		paths[collection+"/{name}/"+sub] = ops
 	}
 }
 
 // op is one operation; v2 and v3 differ in how bodies and responses name
 // their schemas.
-func op(res *registry.Resource, s *schemas, action string, gvk map[string]string, schemaName string, params []map[string]interface{}) map[string]interface{} {
+func op(res *registry.Entry, s *schemas, action string, gvk map[string]string, schemaName string, params []map[string]interface{}) map[string]interface{} {
 	ref := Schema{"$ref": s.refPrefix + schemaName}
 	o := map[string]interface{}{
 		"operationId":                     action + res.Kind,

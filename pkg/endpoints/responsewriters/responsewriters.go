@@ -24,6 +24,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 	"github.com/cronplane/cronplane/pkg/storage"
 )
 
@@ -117,7 +118,9 @@ func Write(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object,
 	case negotiation.Protobuf:
 		out := newDeferred(w, r, code, negotiation.Protobuf)
 		var err error
-		if s, ok := obj.(protobufStreamer); ok {
+		if l, ok := obj.(*rest.List); ok {
+			err = writeListProtobuf(out, l)
+		} else if s, ok := obj.(protobufStreamer); ok {
 			err = s.WriteProtobuf(out)
 		} else {
 			var data []byte
@@ -167,6 +170,9 @@ func finish(w http.ResponseWriter, r *http.Request, out *deferred, err error) {
 
 // writeJSON encodes obj, reusing memoized encodings.
 func writeJSON(w io.Writer, obj runtime.Object) error {
+	if l, ok := obj.(*rest.List); ok {
+		return writeListJSON(w, l)
+	}
 	if s, ok := obj.(jsonStreamer); ok {
 		return s.WriteJSON(w)
 	}

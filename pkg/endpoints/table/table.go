@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 
-	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 	"github.com/cronplane/cronplane/pkg/storage"
 )
 
@@ -43,18 +43,18 @@ type Table struct {
 	include string
 }
 
-// Convert renders obj (one object or a *registry.List) as a Table of the
+// Convert renders obj (one object or a *rest.List) with spec's columns (nil: Name and Created At) as a Table of the
 // given meta.k8s.io version.
-func Convert(res *registry.Resource, obj runtime.Object, include, version string, now time.Time) (*Table, error) {
+func Convert(spec *rest.TableSpec, obj runtime.Object, include, version string, now time.Time) (*Table, error) {
 	t := &Table{include: include}
 	t.TypeMeta = metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/" + version}
 	columns, cells := defaultColumns, defaultCells
-	if res.Table != nil {
-		columns, cells = res.Table.Columns, res.Table.Cells
+	if spec != nil {
+		columns, cells = spec.Columns, spec.Cells
 	}
 	t.ColumnDefinitions = columns
 	items := []runtime.Object{obj}
-	if l, ok := obj.(*registry.List); ok {
+	if l, ok := obj.(*rest.List); ok {
 		items = l.Items
 		t.ListMeta = l.ListMeta
 	} else if m, err := meta.Accessor(storage.Unwrap(obj)); err == nil {

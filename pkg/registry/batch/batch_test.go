@@ -63,13 +63,13 @@ func TestCronJobDefault_MatchesKube(t *testing.T) {
 		t.Fatal(err)
 	}
 	cj := validCronJob()
-	cronJobStrategy{}.Default(cj)
+	defaultCronJob(cj)
 	if !equality.Semantic.DeepEqual(cj.Spec, want) {
 		got, _ := yaml.Marshal(cj.Spec)
 		t.Fatalf("defaulted spec:\n%s\nwant:\n%s", got, kubeDefaultedSpec)
 	}
 	again := cj.DeepCopy()
-	cronJobStrategy{}.Default(again)
+	defaultCronJob(again)
 	if !equality.Semantic.DeepEqual(cj, again) {
 		t.Fatal("defaulting twice changed the object")
 	}
@@ -128,7 +128,7 @@ func TestCronJobValidate_Rules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cj := validCronJob()
 			tc.mutate(cj)
-			cronJobStrategy{}.Default(cj)
+			defaultCronJob(cj)
 			if got := errFields(cronJobStrategy{}.Validate(cj)); got != tc.want {
 				t.Fatalf("errors %q, want %q", got, tc.want)
 			}
@@ -165,7 +165,7 @@ func TestJob_SelectorAndLabelsGeneratedFromUID(t *testing.T) {
 	}
 	s := jobStrategy{}
 	s.PrepareForCreate(job)
-	s.Default(job)
+	defaultJob(job)
 	if errs := s.Validate(job); len(errs) > 0 {
 		t.Fatalf("invalid: %v", errs)
 	}

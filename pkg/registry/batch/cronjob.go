@@ -14,39 +14,43 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/cronplane/cronplane/pkg/codec"
-	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/generic"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
 
 // Resources registers cronjobs and jobs.
-func Resources() []*registry.Resource {
-	return []*registry.Resource{cronJobResource(), jobResource()}
+func Resources() []*generic.Resource {
+	return []*generic.Resource{cronJobResource(), jobResource()}
 }
 
-func cronJobResource() *registry.Resource {
+func cronJobResource() *generic.Resource {
 	gvk := batchv1.SchemeGroupVersion.WithKind("CronJob")
 	newFunc := func() runtime.Object { return &batchv1.CronJob{} }
 	s := cronJobStrategy{}
-	return &registry.Resource{
-		GroupVersionKind: gvk,
-		Plural:           "cronjobs",
-		Singular:         "cronjob",
-		ShortNames:       []string{"cj"},
-		Categories:       []string{"all"},
-		Namespaced:       true,
-		New:              newFunc,
-		NewList:          func() runtime.Object { return &batchv1.CronJobList{} },
-		Codec:            codec.Protobuf(gvk, newFunc),
-		Strategy:         s,
-		Subresources:     map[string]registry.Strategy{"status": registry.StatusStrategy{Main: s}},
-		Table:            cronJobTable,
+	return &generic.Resource{
+		Resource: rest.Resource{
+			GroupVersionKind: gvk,
+			Plural:           "cronjobs",
+			Singular:         "cronjob",
+			ShortNames:       []string{"cj"},
+			Categories:       []string{"all"},
+			Namespaced:       true,
+			New:              newFunc,
+			NewList:          func() runtime.Object { return &batchv1.CronJobList{} },
+			Table:            cronJobTable,
+			Default:          defaultCronJob,
+		},
+		Codec:        codec.Protobuf(gvk, newFunc),
+		Strategy:     s,
+		Subresources: map[string]generic.Strategy{"status": generic.StatusStrategy{}},
 	}
 }
 
-type cronJobStrategy struct{ registry.SpecStatusStrategy }
+type cronJobStrategy struct{ generic.SpecStatusStrategy }
 
-// Default applies kube's CronJob defaults, and the pod defaults inside its
+// defaultCronJob applies kube's CronJob defaults, and the pod defaults inside its
 // job template (kube does not default the template's Job fields).
-func (cronJobStrategy) Default(obj runtime.Object) {
+func defaultCronJob(obj runtime.Object) {
 	cj := obj.(*batchv1.CronJob)
 	if cj.Spec.ConcurrencyPolicy == "" {
 		cj.Spec.ConcurrencyPolicy = batchv1.AllowConcurrent

@@ -15,26 +15,30 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/cronplane/cronplane/pkg/codec"
-	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/generic"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
 
-func jobResource() *registry.Resource {
+func jobResource() *generic.Resource {
 	gvk := batchv1.SchemeGroupVersion.WithKind("Job")
 	newFunc := func() runtime.Object { return &batchv1.Job{} }
 	s := jobStrategy{}
-	return &registry.Resource{
-		GroupVersionKind: gvk,
-		Plural:           "jobs",
-		Singular:         "job",
-		Categories:       []string{"all"},
-		Namespaced:       true,
-		New:              newFunc,
-		NewList:          func() runtime.Object { return &batchv1.JobList{} },
-		Codec:            codec.Protobuf(gvk, newFunc),
-		Strategy:         s,
-		Subresources:     map[string]registry.Strategy{"status": registry.StatusStrategy{Main: s}},
-		Table:            jobTable,
-		OrphanByDefault:  true,
+	return &generic.Resource{
+		Resource: rest.Resource{
+			GroupVersionKind: gvk,
+			Plural:           "jobs",
+			Singular:         "job",
+			Categories:       []string{"all"},
+			Namespaced:       true,
+			New:              newFunc,
+			NewList:          func() runtime.Object { return &batchv1.JobList{} },
+			Table:            jobTable,
+			Default:          defaultJob,
+		},
+		Codec:           codec.Protobuf(gvk, newFunc),
+		Strategy:        s,
+		Subresources:    map[string]generic.Strategy{"status": generic.StatusStrategy{}},
+		OrphanByDefault: true,
 		SelectableFields: func(obj runtime.Object) fields.Set {
 			return fields.Set{"status.successful": strconv.Itoa(int(obj.(*batchv1.Job).Status.Succeeded))}
 		},
@@ -49,7 +53,7 @@ const (
 	legacyLabelJobName       = "job-name"
 )
 
-type jobStrategy struct{ registry.SpecStatusStrategy }
+type jobStrategy struct{ generic.SpecStatusStrategy }
 
 // PrepareForCreate clears the status and, unless the selector is manual,
 // labels the pod template with the job's name and uid and selects them,
@@ -80,11 +84,11 @@ func (s jobStrategy) PrepareForCreate(obj runtime.Object) {
 	}
 }
 
-// Default applies kube's Job defaults and the pod defaults of its
+// defaultJob applies kube's Job defaults and the pod defaults of its
 // template. A Job without labels takes its template's: on a new Job the
 // template has none yet (the selector's labels come later), so kube stores
 // it unlabelled and labels it whenever it is read.
-func (jobStrategy) Default(obj runtime.Object) {
+func defaultJob(obj runtime.Object) {
 	job := obj.(*batchv1.Job)
 	spec := &job.Spec
 	if spec.Completions == nil && spec.Parallelism == nil {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/cronplane/cronplane/pkg/endpoints/table"
-	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
 
 // Wide columns shared by cronjobs and jobs.
@@ -22,7 +22,7 @@ var templateColumns = []metav1.TableColumnDefinition{
 	{Name: "Selector", Type: "string", Priority: 1, Description: batchv1.JobSpec{}.SwaggerDoc()["selector"]},
 }
 
-var cronJobTable = &registry.TableSpec{
+var cronJobTable = &rest.TableSpec{
 	Columns: append([]metav1.TableColumnDefinition{
 		table.NameColumn,
 		{Name: "Schedule", Type: "string", Description: batchv1.CronJobSpec{}.SwaggerDoc()["schedule"]},
@@ -43,7 +43,7 @@ var cronJobTable = &registry.TableSpec{
 	},
 }
 
-var jobTable = &registry.TableSpec{
+var jobTable = &rest.TableSpec{
 	Columns: append([]metav1.TableColumnDefinition{
 		table.NameColumn,
 		{Name: "Completions", Type: "string", Description: batchv1.JobStatus{}.SwaggerDoc()["succeeded"]},

@@ -12,41 +12,44 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/endpoints/table"
-	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/generic"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
 
 // Resources registers leases.
-func Resources() []*registry.Resource {
+func Resources() []*generic.Resource {
 	gvk := coordinationv1.SchemeGroupVersion.WithKind("Lease")
 	newFunc := func() runtime.Object { return &coordinationv1.Lease{} }
-	return []*registry.Resource{{
-		GroupVersionKind: gvk,
-		Plural:           "leases",
-		Singular:         "lease",
-		Namespaced:       true,
-		New:              newFunc,
-		NewList:          func() runtime.Object { return &coordinationv1.LeaseList{} },
-		Codec:            codec.Protobuf(gvk, newFunc),
-		Strategy:         strategy{},
-		Table: &registry.TableSpec{
-			Columns: []metav1.TableColumnDefinition{
-				table.NameColumn,
-				{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
-				table.AgeColumn,
-			},
-			Cells: func(obj runtime.Object, now time.Time) []interface{} {
-				l := obj.(*coordinationv1.Lease)
-				holder := ""
-				if l.Spec.HolderIdentity != nil {
-					holder = *l.Spec.HolderIdentity
-				}
-				return []interface{}{l.Name, holder, table.Age(l.CreationTimestamp, now)}
+	return []*generic.Resource{{
+		Resource: rest.Resource{
+			GroupVersionKind: gvk,
+			Plural:           "leases",
+			Singular:         "lease",
+			Namespaced:       true,
+			New:              newFunc,
+			NewList:          func() runtime.Object { return &coordinationv1.LeaseList{} },
+			Table: &rest.TableSpec{
+				Columns: []metav1.TableColumnDefinition{
+					table.NameColumn,
+					{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
+					table.AgeColumn,
+				},
+				Cells: func(obj runtime.Object, now time.Time) []interface{} {
+					l := obj.(*coordinationv1.Lease)
+					holder := ""
+					if l.Spec.HolderIdentity != nil {
+						holder = *l.Spec.HolderIdentity
+					}
+					return []interface{}{l.Name, holder, table.Age(l.CreationTimestamp, now)}
+				},
 			},
 		},
+		Codec:    codec.Protobuf(gvk, newFunc),
+		Strategy: strategy{},
 	}}
 }
 
-type strategy struct{ registry.DefaultStrategy }
+type strategy struct{ generic.DefaultStrategy }
 
 func (strategy) Validate(obj runtime.Object) field.ErrorList {
 	return validate(obj.(*coordinationv1.Lease))

@@ -15,7 +15,8 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/endpoints/table"
-	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/generic"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
 
 // maxDataSize bounds the summed size of the values of a ConfigMap or a
@@ -27,29 +28,32 @@ const immutableMsg = "field is immutable when `immutable` is set"
 
 // ConfigMapResource registers core/v1 configmaps. They have no spec or
 // status, so kube sets no generation on them.
-func ConfigMapResource() *registry.Resource {
+func ConfigMapResource() *generic.Resource {
 	gvk := corev1.SchemeGroupVersion.WithKind("ConfigMap")
 	newFunc := func() runtime.Object { return &corev1.ConfigMap{} }
-	return &registry.Resource{
-		GroupVersionKind: gvk,
-		Plural:           "configmaps",
-		Singular:         "configmap",
-		ShortNames:       []string{"cm"},
-		Namespaced:       true,
-		New:              newFunc,
-		NewList:          func() runtime.Object { return &corev1.ConfigMapList{} },
-		Codec:            codec.Protobuf(gvk, newFunc),
-		Strategy:         configMapStrategy{},
-		Table:            configMapTable,
+	return &generic.Resource{
+		Resource: rest.Resource{
+			GroupVersionKind: gvk,
+			Plural:           "configmaps",
+			Singular:         "configmap",
+			ShortNames:       []string{"cm"},
+			Namespaced:       true,
+			New:              newFunc,
+			NewList:          func() runtime.Object { return &corev1.ConfigMapList{} },
+			Table:            configMapTable,
+			Default:          defaultConfigMap,
+		},
+		Codec:    codec.Protobuf(gvk, newFunc),
+		Strategy: configMapStrategy{},
 	}
 }
 
-type configMapStrategy struct{ registry.DefaultStrategy }
+type configMapStrategy struct{ generic.DefaultStrategy }
 
-// Default gives a configmap without data an empty data map, as kube's v1
+// defaultConfigMap gives a configmap without data an empty data map, as kube's v1
 // defaults do. It shows in no encoding, but it makes an empty data map and
 // a missing one compare equal when an immutable configmap is updated.
-func (configMapStrategy) Default(obj runtime.Object) {
+func defaultConfigMap(obj runtime.Object) {
 	cm := obj.(*corev1.ConfigMap)
 	if cm.Data == nil {
 		cm.Data = map[string]string{}
@@ -156,7 +160,7 @@ func validateCoreMetaUpdate(m, old *metav1.ObjectMeta) field.ErrorList {
 	return append(errs, validateKubeFinalizers(m)...)
 }
 
-var configMapTable = &registry.TableSpec{
+var configMapTable = &rest.TableSpec{
 	Columns: []metav1.TableColumnDefinition{
 		table.NameColumn,
 		{Name: "Data", Type: "string", Description: corev1.ConfigMap{}.SwaggerDoc()["data"]},

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/generic"
 )
 
 // keyMsg is kube's message for a key that is not a valid config key.
@@ -79,7 +79,7 @@ func TestConfigMapValidate(t *testing.T) {
 			cm := validConfigMap()
 			tc.mutate(cm)
 			s := configMapStrategy{}
-			s.Default(cm)
+			defaultConfigMap(cm)
 			s.PrepareForCreate(cm)
 			checkErrs(t, s.Validate(cm), tc.want)
 		})
@@ -131,10 +131,10 @@ func TestConfigMapValidateUpdate(t *testing.T) {
 				old.Immutable = &yes
 			}
 			s := configMapStrategy{}
-			s.Default(old)
+			defaultConfigMap(old)
 			cm := old.DeepCopy()
 			tc.mutate(cm)
-			s.Default(cm)
+			defaultConfigMap(cm)
 			s.PrepareForUpdate(cm, old)
 			checkErrs(t, s.ValidateUpdate(cm, old), tc.want)
 		})
@@ -184,7 +184,7 @@ func TestConfigMapTable(t *testing.T) {
 // byte for byte, what kube-apiserver v1.29 wrote to etcd for the same
 // request (testdata), once the fields the server assigns (uid, creation
 // time, managedFields) are taken from kube's object.
-func storedLikeKube(t *testing.T, res *registry.Resource, file string, request runtime.Object) {
+func storedLikeKube(t *testing.T, res *generic.Resource, file string, request runtime.Object) {
 	t.Helper()
 	want, err := os.ReadFile(file)
 	if err != nil {
@@ -199,7 +199,7 @@ func storedLikeKube(t *testing.T, res *registry.Resource, file string, request r
 	rm.SetUID(km.GetUID())
 	rm.SetCreationTimestamp(km.GetCreationTimestamp())
 	rm.SetManagedFields(km.GetManagedFields())
-	res.Strategy.Default(request)
+	res.Defaults(request)
 	res.Strategy.PrepareForCreate(request)
 	if errs := res.Strategy.Validate(request); len(errs) > 0 {
 		t.Fatal(errs)

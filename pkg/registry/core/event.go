@@ -12,7 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/cronplane/cronplane/pkg/codec"
-	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/generic"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 	"github.com/cronplane/cronplane/pkg/storage"
 )
 
@@ -26,21 +27,23 @@ const (
 
 // EventResource registers core/v1 events. events.k8s.io/v1 events are a
 // second view of the same stored objects.
-func EventResource() *registry.Resource {
+func EventResource() *generic.Resource {
 	gvk := corev1.SchemeGroupVersion.WithKind("Event")
 	newFunc := func() runtime.Object { return &corev1.Event{} }
-	return &registry.Resource{
-		GroupVersionKind: gvk,
-		Plural:           "events",
-		Singular:         "event",
-		ShortNames:       []string{"ev"},
-		Namespaced:       true,
-		New:              newFunc,
-		NewList:          func() runtime.Object { return &corev1.EventList{} },
+	return &generic.Resource{
+		Resource: rest.Resource{
+			GroupVersionKind: gvk,
+			Plural:           "events",
+			Singular:         "event",
+			ShortNames:       []string{"ev"},
+			Namespaced:       true,
+			New:              newFunc,
+			NewList:          func() runtime.Object { return &corev1.EventList{} },
+			Table:            EventTable,
+		},
 		Codec:            EventCodec(),
 		Strategy:         eventStrategy{},
 		SelectableFields: EventFields,
-		Table:            EventTable,
 	}
 }
 
@@ -72,7 +75,7 @@ func EventFields(obj runtime.Object) fields.Set {
 	}
 }
 
-type eventStrategy struct{ registry.DefaultStrategy }
+type eventStrategy struct{ generic.DefaultStrategy }
 
 // AllowCreateOnUpdate: event recorders PUT events whether or not they exist.
 func (eventStrategy) AllowCreateOnUpdate() bool { return true }

@@ -3,48 +3,107 @@
 package core
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/cronplane/cronplane/pkg/codec"
-	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/generic"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
 
 // NamespaceResource registers core/v1 namespaces. A namespace is kept, in
 // phase Terminating, after a delete request until the namespace controller
 // has emptied it and removed the "kubernetes" entry of spec.finalizers
 // through the finalize subresource.
-func NamespaceResource() *registry.Resource {
+func NamespaceResource() *generic.Resource {
 	gvk := corev1.SchemeGroupVersion.WithKind("Namespace")
 	newFunc := func() runtime.Object { return &corev1.Namespace{} }
 	s := namespaceStrategy{}
-	return &registry.Resource{
-		GroupVersionKind: gvk,
-		Plural:           "namespaces",
-		Singular:         "namespace",
-		ShortNames:       []string{"ns"},
-		New:              newFunc,
-		NewList:          func() runtime.Object { return &corev1.NamespaceList{} },
-		Codec:            codec.Protobuf(gvk, newFunc),
-		Strategy:         s,
-		Subresources: map[string]registry.Strategy{
-			"status":   registry.StatusStrategy{Main: s},
+	return &generic.Resource{
+		Resource: rest.Resource{
+			GroupVersionKind: gvk,
+			Plural:           "namespaces",
+			Singular:         "namespace",
+			ShortNames:       []string{"ns"},
+			New:              newFunc,
+			NewList:          func() runtime.Object { return &corev1.NamespaceList{} },
+			Table:            namespaceTable,
+			Default:          defaultNamespace,
+		},
+		Codec:    codec.Protobuf(gvk, newFunc),
+		Strategy: s,
+		Subresources: map[string]generic.Strategy{
+			"status":   generic.StatusStrategy{},
 			"finalize": namespaceFinalizeStrategy{s},
 		},
 		NameValidation:      apivalidation.ValidateNamespaceName,
-		Table:               namespaceTable,
 		ReturnDeletedObject: true,
 		SelectableFields: func(obj runtime.Object) fields.Set {
 			return fields.Set{"status.phase": string(obj.(*corev1.Namespace).Status.Phase)}
 		},
-		Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"},
+		Serve: func(s *generic.Store) (rest.Storage, map[string]rest.Storage) {
+			return namespaceStorage{s}, map[string]rest.Storage{
+				"status":   s.Subresource("status"),
+				"finalize": finalizeStorage{s.Subresource("finalize").(rest.Updater)},
+			}
+		},
 	}
 }
 
-type namespaceStrategy struct{ registry.DefaultStrategy }
+// namespaceStorage serves namespaces: every verb of the store but
+// deletecollection, which kube does not serve for them.
+type namespaceStorage struct{ s *generic.Store }
+
+var (
+	_ rest.Patcher         = namespaceStorage{}
+	_ rest.Lister          = namespaceStorage{}
+	_ rest.Watcher         = namespaceStorage{}
+	_ rest.Creater         = namespaceStorage{}
+	_ rest.GracefulDeleter = namespaceStorage{}
+)
+
+func (n namespaceStorage) New() runtime.Object     { return n.s.New() }
+func (n namespaceStorage) NewList() runtime.Object { return n.s.NewList() }
+func (n namespaceStorage) NamespaceScoped() bool   { return false }
+
+func (n namespaceStorage) Get(ctx context.Context, namespace, name string, opts *metav1.GetOptions) (runtime.Object, error) {
+	return n.s.Get(ctx, namespace, name, opts)
+}
+
+func (n namespaceStorage) List(ctx context.Context, namespace string, opts *rest.ListOptions) (runtime.Object, error) {
+	return n.s.List(ctx, namespace, opts)
+}
+
+func (n namespaceStorage) Watch(ctx context.Context, namespace string, opts *rest.ListOptions) (watch.Interface, error) {
+	return n.s.Watch(ctx, namespace, opts)
+}
+
+func (n namespaceStorage) Create(ctx context.Context, namespace string, obj runtime.Object, validate rest.ValidateObjectFunc, opts *metav1.CreateOptions) (runtime.Object, error) {
+	return n.s.Create(ctx, namespace, obj, validate, opts)
+}
+
+func (n namespaceStorage) Update(ctx context.Context, namespace, name string, info rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, opts *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	return n.s.Update(ctx, namespace, name, info, createValidation, updateValidation, forceAllowCreate, opts)
+}
+
+func (n namespaceStorage) Delete(ctx context.Context, namespace, name string, validate rest.ValidateObjectFunc, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	return n.s.Delete(ctx, namespace, name, validate, opts)
+}
+
+// finalizeStorage serves namespaces/finalize, which takes updates only, as
+// kube's does.
+type finalizeStorage struct{ rest.Updater }
+
+func (finalizeStorage) New() runtime.Object { return &corev1.Namespace{} }
+
+type namespaceStrategy struct{ generic.DefaultStrategy }
 
 func (namespaceStrategy) PrepareForCreate(obj runtime.Object) {
 	ns := obj.(*corev1.Namespace)
@@ -63,8 +122,8 @@ func (namespaceStrategy) PrepareForUpdate(obj, old runtime.Object) {
 	ns.Status = oldNS.Status
 }
 
-// Default adds the immutable name label kube puts on every namespace.
-func (namespaceStrategy) Default(obj runtime.Object) {
+// defaultNamespace adds the immutable name label kube puts on every namespace.
+func defaultNamespace(obj runtime.Object) {
 	ns := obj.(*corev1.Namespace)
 	if ns.Name != "" {
 		if ns.Labels == nil {
@@ -108,5 +167,5 @@ type namespaceFinalizeStrategy struct{ namespaceStrategy }
 func (namespaceFinalizeStrategy) PrepareForUpdate(obj, old runtime.Object) {
 	ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
 	ns.Status = oldNS.Status
-	registry.ResetObjectMetaForStatus(obj, old)
+	generic.ResetObjectMetaForStatus(obj, old)
 }

@@ -16,7 +16,8 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/endpoints/table"
-	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/generic"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
 
 // redacted stands for a secret value in error messages, as kube words it.
@@ -24,31 +25,34 @@ const redacted = "<secret contents redacted>"
 
 // SecretResource registers core/v1 secrets. stringData is write-only: it
 // is folded into data when a body is decoded and never stored.
-func SecretResource() *registry.Resource {
+func SecretResource() *generic.Resource {
 	gvk := corev1.SchemeGroupVersion.WithKind("Secret")
 	newFunc := func() runtime.Object { return &corev1.Secret{} }
-	return &registry.Resource{
-		GroupVersionKind: gvk,
-		Plural:           "secrets",
-		Singular:         "secret",
-		Namespaced:       true,
-		New:              newFunc,
-		NewList:          func() runtime.Object { return &corev1.SecretList{} },
-		Codec:            codec.Protobuf(gvk, newFunc),
-		Strategy:         secretStrategy{},
+	return &generic.Resource{
+		Resource: rest.Resource{
+			GroupVersionKind: gvk,
+			Plural:           "secrets",
+			Singular:         "secret",
+			Namespaced:       true,
+			New:              newFunc,
+			NewList:          func() runtime.Object { return &corev1.SecretList{} },
+			Table:            secretTable,
+			Default:          defaultSecret,
+		},
+		Codec:    codec.Protobuf(gvk, newFunc),
+		Strategy: secretStrategy{},
 		SelectableFields: func(obj runtime.Object) fields.Set {
 			return fields.Set{"type": string(obj.(*corev1.Secret).Type)}
 		},
-		Table: secretTable,
 	}
 }
 
-type secretStrategy struct{ registry.DefaultStrategy }
+type secretStrategy struct{ generic.DefaultStrategy }
 
-// Default applies kube's v1 default type, Opaque, and what kube's
+// defaultSecret applies kube's v1 default type, Opaque, and what kube's
 // conversion of a v1 Secret does on every decode: each stringData entry
 // replaces the data entry of its key, and stringData is dropped.
-func (secretStrategy) Default(obj runtime.Object) {
+func defaultSecret(obj runtime.Object) {
 	s := obj.(*corev1.Secret)
 	if s.Type == "" {
 		s.Type = corev1.SecretTypeOpaque
@@ -178,7 +182,7 @@ func validateSecretData(s *corev1.Secret) field.ErrorList {
 	return errs
 }
 
-var secretTable = &registry.TableSpec{
+var secretTable = &rest.TableSpec{
 	Columns: []metav1.TableColumnDefinition{
 		table.NameColumn,
 		{Name: "Type", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["type"]},

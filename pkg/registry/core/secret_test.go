@@ -37,11 +37,11 @@ func TestSecretDefault_TypeAndStringData(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.in.DeepCopy()
-			secretStrategy{}.Default(s)
+			defaultSecret(s)
 			if !equalSecrets(s, &tc.want) {
 				t.Fatalf("got %+v, want %+v", s, tc.want)
 			}
-			secretStrategy{}.Default(s)
+			defaultSecret(s)
 			if !equalSecrets(s, &tc.want) {
 				t.Fatalf("defaulting twice: %+v", s)
 			}
@@ -116,7 +116,7 @@ func TestSecretValidate_PerType(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := secretStrategy{}
-			s.Default(tc.in)
+			defaultSecret(tc.in)
 			s.PrepareForCreate(tc.in)
 			checkErrs(t, s.Validate(tc.in), tc.want)
 		})
@@ -152,10 +152,10 @@ func TestSecretValidateUpdate(t *testing.T) {
 				old.Immutable = &yes
 			}
 			s := secretStrategy{}
-			s.Default(old)
+			defaultSecret(old)
 			obj := old.DeepCopy()
 			tc.mutate(obj)
-			s.Default(obj)
+			defaultSecret(obj)
 			s.PrepareForUpdate(obj, old)
 			checkErrs(t, s.ValidateUpdate(obj, old), tc.want)
 		})
@@ -173,7 +173,7 @@ func TestSecretValidateUpdate(t *testing.T) {
 	old = secret(corev1.SecretTypeTLS, map[string]string{"tls.crt": "", "tls.key": ""})
 	obj = old.DeepCopy()
 	obj.Type = ""
-	secretStrategy{}.Default(obj)
+	defaultSecret(obj)
 	checkErrs(t, secretStrategy{}.ValidateUpdate(obj, old), []string{`type: Invalid value: "Opaque": field is immutable`})
 }
 

@@ -9,10 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/cronplane/cronplane/pkg/endpoints/table"
-	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
 
-var namespaceTable = &registry.TableSpec{
+var namespaceTable = &rest.TableSpec{
 	Columns: []metav1.TableColumnDefinition{
 		table.NameColumn,
 		{Name: "Status", Type: "string", Description: corev1.NamespaceStatus{}.SwaggerDoc()["phase"]},
@@ -27,7 +27,7 @@ var namespaceTable = &registry.TableSpec{
 var eventDoc = corev1.Event{}.SwaggerDoc()
 
 // EventTable renders core/v1 events; events.k8s.io/v1 converts to them.
-var EventTable = &registry.TableSpec{
+var EventTable = &rest.TableSpec{
 	Columns: []metav1.TableColumnDefinition{
 		{Name: "Last Seen", Type: "string", Description: eventDoc["lastTimestamp"]},
 		{Name: "Type", Type: "string", Description: eventDoc["type"]},

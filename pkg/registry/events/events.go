@@ -14,26 +14,35 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/cronplane/cronplane/pkg/codec"
-	"github.com/cronplane/cronplane/pkg/registry"
 	"github.com/cronplane/cronplane/pkg/registry/core"
+	"github.com/cronplane/cronplane/pkg/registry/generic"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
 
 // Resources registers events.k8s.io/v1 events.
-func Resources() []*registry.Resource {
+func Resources() []*generic.Resource {
 	gvk := eventsv1.SchemeGroupVersion.WithKind("Event")
 	newFunc := func() runtime.Object { return &eventsv1.Event{} }
-	return []*registry.Resource{{
-		GroupVersionKind: gvk,
-		Plural:           "events",
-		Singular:         "event",
-		ShortNames:       []string{"ev"},
-		Namespaced:       true,
-		New:              newFunc,
-		NewList:          func() runtime.Object { return &eventsv1.EventList{} },
-		Codec:            codec.Protobuf(gvk, newFunc),
-		Strategy:         strategy{},
-		StorageResource:  "events",
-		Conversion: &registry.Conversion{
+	return []*generic.Resource{{
+		Resource: rest.Resource{
+			GroupVersionKind: gvk,
+			Plural:           "events",
+			Singular:         "event",
+			ShortNames:       []string{"ev"},
+			Namespaced:       true,
+			New:              newFunc,
+			NewList:          func() runtime.Object { return &eventsv1.EventList{} },
+			Table: &rest.TableSpec{
+				Columns: core.EventTable.Columns,
+				Cells: func(obj runtime.Object, now time.Time) []interface{} {
+					return core.EventCells(ToCore(obj.(*eventsv1.Event)), now)
+				},
+			},
+		},
+		Codec:           codec.Protobuf(gvk, newFunc),
+		Strategy:        strategy{},
+		StorageResource: "events",
+		Conversion: &generic.Conversion{
 			StorageCodec: core.EventCodec(),
 			ToStorage:    func(obj runtime.Object) (runtime.Object, error) { return ToCore(obj.(*eventsv1.Event)), nil },
 			FromStorage: func(obj runtime.Object) (runtime.Object, error) {
@@ -45,12 +54,6 @@ func Resources() []*registry.Resource {
 			},
 		},
 		SelectableFields: core.EventFields,
-		Table: &registry.TableSpec{
-			Columns: core.EventTable.Columns,
-			Cells: func(obj runtime.Object, now time.Time) []interface{} {
-				return core.EventCells(ToCore(obj.(*eventsv1.Event)), now)
-			},
-		},
 	}}
 }
 
@@ -104,7 +107,7 @@ func FromCore(e *corev1.Event) *eventsv1.Event {
 	return out
 }
 
-type strategy struct{ registry.DefaultStrategy }
+type strategy struct{ generic.DefaultStrategy }
 
 // Validate is kube's strict validation of events created through
 // events.k8s.io/v1.

@@ -1,38 +1,26 @@
-// Package registry owns what the server knows about each resource it
-// serves and the generic store that serves them. A Resource is a
-// registration: names, scope, subresources and a Strategy; the Store runs
-// every verb for any Resource over a storage.Interface without knowing the
-// Go type behind it. Built-in resources register themselves from the
-// per-group packages below this one; resources registered at run time use
-// the same types.
-package registry
+package generic
 
 import (
-	"time"
-
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 	"github.com/cronplane/cronplane/pkg/storage"
 )
 
 // Strategy holds the per-resource rules the generic store applies on
-// writes. Objects are the resource's served type.
+// writes through one endpoint. Objects are the resource's served type,
+// decoded and defaulted.
 type Strategy interface {
 	// PrepareForCreate clears what a client may not set on create, such
-	// as status.
+	// as status, and fills what the server generates.
 	PrepareForCreate(obj runtime.Object)
 	// PrepareForUpdate carries over from old what this endpoint may not
 	// change (status on the main resource, spec on /status) and bumps
 	// metadata.generation when the spec changed.
 	PrepareForUpdate(obj, old runtime.Object)
-	// Default fills unset fields with their defaults. It runs on every
-	// write, after decoding, as kube's defaulting does.
-	Default(obj runtime.Object)
 	// Validate checks a new object; metadata is validated by the store.
 	Validate(obj runtime.Object) field.ErrorList
 	// ValidateUpdate checks a change; metadata is validated by the store.
@@ -68,25 +56,16 @@ type Conversion struct {
 	FromStorage  func(obj runtime.Object) (runtime.Object, error)
 }
 
-// Resource is one served resource of one group/version.
+// Resource is the registration of a resource the generic store serves:
+// its description to the endpoints, and how it is stored and checked.
 type Resource struct {
-	// GroupVersionKind of the served objects; the list kind is Kind+"List".
-	schema.GroupVersionKind
-	Plural     string
-	Singular   string
-	ShortNames []string
-	Categories []string
-	Namespaced bool
+	rest.Resource
 
-	// New returns an empty object of the served type; NewList an empty list.
-	New     func() runtime.Object
-	NewList func() runtime.Object
 	// Codec encodes objects for storage.
-	Codec storage.Codec
-
+	Codec    storage.Codec
 	Strategy Strategy
 	// Subresources maps a subresource name ("status") to the strategy that
-	// applies to writes through it. Subresources support get, update and
+	// applies to writes through it. Subresources serve get, update and
 	// patch.
 	Subresources map[string]Strategy
 
@@ -111,43 +90,11 @@ type Resource struct {
 	// in the background.
 	OrphanByDefault bool
 
-	// Table defines the columns of the Table representation; nil means Name
-	// and Created At.
-	Table *TableSpec
-
-	// Verbs overrides the served verbs; empty means all of them.
-	Verbs []string
-}
-
-// GroupResource names the resource as errors do ("cronjobs.batch").
-func (r *Resource) GroupResource() schema.GroupResource {
-	return schema.GroupResource{Group: r.Group, Resource: r.Plural}
-}
-
-// ListGVK is the kind of the resource's lists.
-func (r *Resource) ListGVK() schema.GroupVersionKind {
-	return r.GroupVersion().WithKind(r.Kind + "List")
-}
-
-// DefaultVerbs are the verbs of a resource that sets no Verbs.
-var DefaultVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
-
-// ServedVerbs returns the verbs the resource serves.
-func (r *Resource) ServedVerbs() []string {
-	if len(r.Verbs) > 0 {
-		return r.Verbs
-	}
-	return DefaultVerbs
-}
-
-// Serves reports whether verb is served.
-func (r *Resource) Serves(verb string) bool {
-	for _, v := range r.ServedVerbs() {
-		if v == verb {
-			return true
-		}
-	}
-	return false
+	// Serve wraps the store when the resource serves fewer verbs than the
+	// store has, or a subresource in a way of its own (a namespace takes
+	// no deletecollection, and only updates through finalize); nil serves
+	// the store and its subresources as they are.
+	Serve func(s *Store) (main rest.Storage, subresources map[string]rest.Storage)
 }
 
 // StorageCodec encodes and decodes the resource's stored objects.
@@ -159,12 +106,15 @@ func (r *Resource) StorageCodec() storage.Codec {
 	if r.Conversion != nil {
 		return r.Conversion.StorageCodec
 	}
-	return defaultingCodec{Codec: r.Codec, strategy: r.Strategy}
+	if r.Default == nil {
+		return r.Codec
+	}
+	return defaultingCodec{Codec: r.Codec, defaults: r.Default}
 }
 
 type defaultingCodec struct {
 	storage.Codec
-	strategy Strategy
+	defaults func(runtime.Object)
 }
 
 func (c defaultingCodec) Decode(data []byte) (runtime.Object, error) {
@@ -172,7 +122,7 @@ func (c defaultingCodec) Decode(data []byte) (runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.strategy.Default(obj)
+	c.defaults(obj)
 	return obj, nil
 }
 
@@ -181,12 +131,4 @@ func (r *Resource) storageResource() string {
 		return r.StorageResource
 	}
 	return r.Plural
-}
-
-// TableSpec defines a resource's Table columns.
-type TableSpec struct {
-	Columns []metav1.TableColumnDefinition
-	// Cells returns one row's cells, in column order, for an object of the
-	// served type; now is when the table is rendered (for ages).
-	Cells func(obj runtime.Object, now time.Time) []interface{}
 }

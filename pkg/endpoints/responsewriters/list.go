@@ -1,4 +1,4 @@
-package registry
+package responsewriters
 
 import (
 	"bytes"
@@ -12,31 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/cronplane/cronplane/pkg/codec"
-	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
 
-// List is a collection as the store returns it. Its items may be shared,
-// read-only objects (storage.SharedObject) that carry their encodings, so
-// it is written item by item instead of through a typed list.
-type List struct {
-	metav1.TypeMeta
-	metav1.ListMeta
-	Items []runtime.Object
-}
-
-func (l *List) DeepCopyObject() runtime.Object {
-	out := &List{TypeMeta: l.TypeMeta}
-	l.ListMeta.DeepCopyInto(&out.ListMeta)
-	out.Items = make([]runtime.Object, len(l.Items))
-	for i, it := range l.Items {
-		out.Items[i] = it.DeepCopyObject()
-	}
-	return out
-}
-
-// WriteJSON writes the list as the typed list kind would be encoded,
+// writeListJSON writes a list as the typed list kind would be encoded,
 // reusing each item's memoized encoding.
-func (l *List) WriteJSON(w io.Writer) error {
+func writeListJSON(w io.Writer, l *rest.List) error {
 	head, err := json.Marshal(struct {
 		metav1.TypeMeta `json:",inline"`
 		Meta            metav1.ListMeta `json:"metadata"`
@@ -89,11 +70,11 @@ func appendListItem(buf, encoded []byte, apiVersion, kind string) []byte {
 	return append(buf, encoded...)
 }
 
-// WriteProtobuf writes the list in kube's protobuf form: the envelope
+// writeListProtobuf writes a list in kube's protobuf form: the envelope
 // around the typed list's bytes (its ListMeta, then each item), reusing
 // each item's memoized protobuf bytes and streaming them without
 // assembling the whole list in memory.
-func (l *List) WriteProtobuf(w io.Writer) error {
+func writeListProtobuf(w io.Writer, l *rest.List) error {
 	meta, err := l.ListMeta.Marshal()
 	if err != nil {
 		return err
@@ -101,7 +82,7 @@ func (l *List) WriteProtobuf(w io.Writer) error {
 	items := make([][]byte, len(l.Items))
 	size := 1 + protowire.SizeVarint(uint64(len(meta))) + len(meta)
 	for i, it := range l.Items {
-		if items[i], err = responsewriters.ProtobufRaw(it); err != nil {
+		if items[i], err = ProtobufRaw(it); err != nil {
 			return err
 		}
 		size += 1 + protowire.SizeVarint(uint64(len(items[i]))) + len(items[i])

@@ -1,0 +1,78 @@
+package filters
+
+import (
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/cronplane/cronplane/pkg/auth/authorizer"
+	"github.com/cronplane/cronplane/pkg/auth/user"
+	"github.com/cronplane/cronplane/pkg/endpoints/request"
+	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
+)
+
+// AuthorizationAttributes is the authorization question of a request: its
+// user and what its RequestInfo says it does.
+func AuthorizationAttributes(u *user.Info, info *request.RequestInfo) authorizer.Attributes {
+	return authorizer.Attributes{
+		User:            u,
+		Verb:            info.Verb,
+		ResourceRequest: info.IsResourceRequest,
+		Path:            info.Path,
+		Namespace:       info.Namespace,
+		APIGroup:        info.APIGroup,
+		APIVersion:      info.APIVersion,
+		Resource:        info.Resource,
+		Subresource:     info.Subresource,
+		Name:            info.Name,
+	}
+}
+
+// WithAuthorization refuses with a 403 Status every request the
+// authorizer does not allow.
+func WithAuthorization(next http.Handler, z authorizer.Authorizer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, _ := user.From(r.Context())
+		info, ok := request.RequestInfoFrom(r.Context())
+		if !ok {
+			responsewriters.WriteError(w, r, apierrors.NewInternalError(fmt.Errorf("no request info")))
+			return
+		}
+		a := AuthorizationAttributes(u, info)
+		d, reason, err := z.Authorize(r.Context(), a)
+		if err != nil {
+			responsewriters.WriteError(w, r, apierrors.NewInternalError(err))
+			return
+		}
+		if d != authorizer.Allow {
+			responsewriters.WriteError(w, r, forbidden(a, reason))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// forbidden words a denial as kube does.
+func forbidden(a authorizer.Attributes, reason string) error {
+	name := user.Anonymous
+	if a.User != nil {
+		name = a.User.Name
+	}
+	var msg string
+	if a.ResourceRequest {
+		msg = fmt.Sprintf("User %q cannot %s resource %q in API group %q", name, a.Verb, a.Resource, a.APIGroup)
+		if a.Namespace != "" {
+			msg += fmt.Sprintf(" in the namespace %q", a.Namespace)
+		} else {
+			msg += " at the cluster scope"
+		}
+	} else {
+		msg = fmt.Sprintf("User %q cannot %s path %q", name, a.Verb, a.Path)
+	}
+	if reason != "" {
+		msg += ": " + reason
+	}
+	return apierrors.NewForbidden(schema.GroupResource{Group: a.APIGroup, Resource: a.Resource}, a.Name, fmt.Errorf("%s", msg))
+}

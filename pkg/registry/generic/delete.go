@@ -1,0 +1,224 @@
+package generic
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/cronplane/cronplane/pkg/registry/rest"
+	"github.com/cronplane/cronplane/pkg/storage"
+)
+
+// keepOnDelete reports whether the resource's strategy keeps obj after a
+// delete request for reasons of its own (a namespace's spec.finalizers).
+func (s *Store) keepOnDelete(obj runtime.Object) bool {
+	ds, ok := s.Resource.Strategy.(DeletionStrategy)
+	return ok && ds.PrepareForDelete(obj.DeepCopyObject())
+}
+
+// Delete deletes one object in two phases: an object with finalizers (or
+// one its strategy keeps) gets a deletionTimestamp and stays; anything else
+// is removed. It reports whether the object was removed. The returned
+// object is the kept object, or for a removed one the last state when the
+// resource returns deleted objects, else a Success Status.
+func (s *Store) Delete(ctx context.Context, namespace, name string, validate rest.ValidateObjectFunc, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	dryRun := len(opts.DryRun) > 0
+	key := s.key(namespace, name)
+	for attempt := 0; ; attempt++ {
+		currentStored, err := s.Storage.Get(ctx, key, storage.GetOptions{})
+		if err != nil {
+			return nil, false, s.apiError(err, name)
+		}
+		current, err := s.fromStorage(mutable(currentStored))
+		if err != nil {
+			return nil, false, err
+		}
+		m, err := meta.Accessor(current)
+		if err != nil {
+			return nil, false, apierrors.NewInternalError(err)
+		}
+		if err := s.checkDeletePreconditions(m, opts.Preconditions); err != nil {
+			return nil, false, err
+		}
+		if validate != nil {
+			if err := validate(ctx, current); err != nil {
+				return nil, false, err
+			}
+		}
+		finalizers := s.deletionFinalizers(m.GetFinalizers(), opts)
+		changed := !sets.New(finalizers...).Equal(sets.New(m.GetFinalizers()...))
+		strategyKeeps := false
+		if ds, ok := s.Resource.Strategy.(DeletionStrategy); ok && m.GetDeletionTimestamp() == nil {
+			strategyKeeps = ds.PrepareForDelete(current)
+		} else if ok {
+			strategyKeeps = ds.PrepareForDelete(current.DeepCopyObject())
+		}
+		keep := strategyKeeps || len(finalizers) > 0
+		if keep {
+			if m.GetDeletionTimestamp() != nil && !changed {
+				return current, false, nil
+			}
+			m.SetFinalizers(finalizers)
+			if m.GetDeletionTimestamp() == nil {
+				now := s.now()
+				m.SetDeletionTimestamp(&now)
+				// A kind whose strategy keeps it (a namespace) is deleted
+				// its own way; anything else waits for finalizers with no
+				// grace period, and tells its controllers by a new
+				// generation.
+				if !strategyKeeps {
+					zero := int64(0)
+					m.SetDeletionGracePeriodSeconds(&zero)
+					if g := m.GetGeneration(); g > 0 {
+						m.SetGeneration(g + 1)
+					}
+				}
+			}
+			if dryRun {
+				return current, false, nil
+			}
+			rv := m.GetResourceVersion()
+			out, err := s.Storage.GuaranteedUpdate(ctx, key, &storage.Preconditions{ResourceVersion: &rv}, func(runtime.Object) (runtime.Object, error) {
+				return s.toStorage(current)
+			})
+			if storage.IsConflict(err) && attempt < 10 {
+				continue
+			}
+			if err != nil {
+				return nil, false, s.apiError(err, name)
+			}
+			obj, err := s.fromStorage(out)
+			return obj, false, err
+		}
+		if dryRun {
+			return s.deletedResult(current), true, nil
+		}
+		rv := m.GetResourceVersion()
+		out, err := s.Storage.Delete(ctx, key, &storage.Preconditions{ResourceVersion: &rv}, nil)
+		if storage.IsConflict(err) && attempt < 10 {
+			continue
+		}
+		if err != nil {
+			return nil, false, s.apiError(err, name)
+		}
+		last, err := s.fromStorage(out)
+		if err != nil {
+			return nil, false, err
+		}
+		return s.deletedResult(last), true, nil
+	}
+}
+
+// deletionFinalizers returns an object's finalizers for a delete request:
+// the garbage collector's "orphan" finalizer when dependents are to be
+// orphaned first, "foregroundDeletion" when they are to be deleted first,
+// neither for background deletion. An explicit orphanDependents or
+// propagationPolicy decides; without one, a finalizer already set (by an
+// earlier delete) does; then the resource's default.
+func (s *Store) deletionFinalizers(current []string, opts *metav1.DeleteOptions) []string {
+	policy := metav1.DeletePropagationBackground
+	if s.Resource.OrphanByDefault {
+		policy = metav1.DeletePropagationOrphan
+	}
+	for _, f := range current {
+		switch f {
+		case metav1.FinalizerOrphanDependents:
+			policy = metav1.DeletePropagationOrphan
+		case metav1.FinalizerDeleteDependents:
+			policy = metav1.DeletePropagationForeground
+		}
+	}
+	//nolint:staticcheck // OrphanDependents is deprecated but still honoured, as kube does.
+	if o := opts.OrphanDependents; o != nil {
+		policy = metav1.DeletePropagationBackground
+		if *o {
+			policy = metav1.DeletePropagationOrphan
+		}
+	} else if p := opts.PropagationPolicy; p != nil {
+		policy = *p
+	}
+	out := make([]string, 0, len(current)+1)
+	for _, f := range current {
+		if f != metav1.FinalizerOrphanDependents && f != metav1.FinalizerDeleteDependents {
+			out = append(out, f)
+		}
+	}
+	switch policy {
+	case metav1.DeletePropagationOrphan:
+		out = append(out, metav1.FinalizerOrphanDependents)
+	case metav1.DeletePropagationForeground:
+		out = append(out, metav1.FinalizerDeleteDependents)
+	}
+	return out
+}
+
+func (s *Store) deletedResult(last runtime.Object) runtime.Object {
+	if s.Resource.ReturnDeletedObject {
+		return last
+	}
+	m, err := meta.Accessor(last)
+	if err != nil {
+		return last
+	}
+	return &metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusSuccess,
+		Details: &metav1.StatusDetails{
+			Name:  m.GetName(),
+			Group: s.Resource.Group,
+			Kind:  s.Resource.Plural,
+			UID:   m.GetUID(),
+		},
+	}
+}
+
+// checkDeletePreconditions words a failed precondition of a delete as kube
+// does, naming the kind.
+func (s *Store) checkDeletePreconditions(m metav1.Object, p *metav1.Preconditions) error {
+	if p == nil {
+		return nil
+	}
+	gk := schema.GroupResource{Group: s.Resource.Group, Resource: s.Resource.Kind}
+	if p.UID != nil && *p.UID != m.GetUID() {
+		return apierrors.NewConflict(gk, m.GetName(), fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, m.GetUID()))
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
+		return apierrors.NewConflict(gk, m.GetName(), fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, m.GetResourceVersion()))
+	}
+	return nil
+}
+
+// DeleteCollection deletes every object of a collection that the list
+// options select, and returns them as a list.
+func (s *Store) DeleteCollection(ctx context.Context, namespace string, validate rest.ValidateObjectFunc, opts *metav1.DeleteOptions, listOpts *rest.ListOptions) (runtime.Object, error) {
+	list, err := s.list(ctx, namespace, listOpts)
+	if err != nil {
+		return nil, err
+	}
+	deleted := make([]runtime.Object, 0, len(list.Items))
+	for _, it := range list.Items {
+		m, err := meta.Accessor(storage.Unwrap(it))
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		obj, _, err := s.Delete(ctx, m.GetNamespace(), m.GetName(), validate, opts)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if _, isStatus := obj.(*metav1.Status); isStatus {
+			obj = it
+		}
+		deleted = append(deleted, obj)
+	}
+	list.Items = deleted
+	return list, nil
+}

@@ -1,0 +1,65 @@
+package rest
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Resource describes one served resource of one group version to the
+// endpoints: what discovery lists, what bodies decode into, how a Table
+// renders it. What serves it is a Storage next to it in the Registry.
+type Resource struct {
+	// GroupVersionKind of the served objects; the list kind is Kind+"List".
+	schema.GroupVersionKind
+	Plural     string
+	Singular   string
+	ShortNames []string
+	Categories []string
+	Namespaced bool
+
+	// New returns an empty object of the served type; NewList an empty
+	// list.
+	New     func() runtime.Object
+	NewList func() runtime.Object
+	// Default applies the type's defaults, as kube's decoder does to
+	// every body it decodes and every object it reads from storage; nil
+	// means the type has none.
+	Default func(obj runtime.Object)
+
+	// Table defines the columns of the Table representation; nil means
+	// Name and Created At.
+	Table *TableSpec
+}
+
+// GroupResource names the resource as errors do ("cronjobs.batch").
+func (r *Resource) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.Group, Resource: r.Plural}
+}
+
+// GroupVersionResource names the resource in paths and discovery.
+func (r *Resource) GroupVersionResource() schema.GroupVersionResource {
+	return r.GroupVersion().WithResource(r.Plural)
+}
+
+// ListGVK is the kind of the resource's lists.
+func (r *Resource) ListGVK() schema.GroupVersionKind {
+	return r.GroupVersion().WithKind(r.Kind + "List")
+}
+
+// Defaults applies the type's defaults to obj, if it has any.
+func (r *Resource) Defaults(obj runtime.Object) {
+	if r.Default != nil {
+		r.Default(obj)
+	}
+}
+
+// TableSpec defines a resource's Table columns.
+type TableSpec struct {
+	Columns []metav1.TableColumnDefinition
+	// Cells returns one row's cells, in column order, for an object of the
+	// served type; now is when the table is rendered (for ages).
+	Cells func(obj runtime.Object, now time.Time) []interface{}
+}
