@@ -260,12 +260,8 @@ func (s *Server) installResources(resources []*generic.Resource, served map[sche
 		if !served[res.GroupVersionResource()] {
 			continue
 		}
-		reset := map[string][]string{}
-		if _, ok := res.Subresources["status"]; ok {
-			reset[""] = []string{"status"}
-			reset["status"] = []string{"spec", "metadata"}
-		}
-		fields, err := apply.NewManager(res.New(), res.GroupVersion().String(), reset)
+		res.Complete()
+		fields, err := apply.NewManager(res.Schema, res.New(), res.GroupVersion().String(), statusResetFields(res))
 		if err != nil {
 			return fmt.Errorf("merge schema of %s: %w", res.GroupResource(), err)
 		}
@@ -274,6 +270,22 @@ func (s *Server) installResources(resources []*generic.Resource, served map[sche
 		s.Registry.Add(&registry.Entry{Resource: &res.Resource, Storage: main, Subresources: subresources, Fields: fields})
 	}
 	return nil
+}
+
+// statusResetFields are the fields each endpoint of a resource with a
+// status subresource may not change, from its schema: the main resource
+// resets the status, the status subresource everything else.
+func statusResetFields(res *generic.Resource) map[string][]string {
+	if _, ok := res.Subresources["status"]; !ok {
+		return nil
+	}
+	reset := map[string][]string{"": {"status"}}
+	for _, f := range res.Schema.TopLevelFields() {
+		if f != "status" && f != "apiVersion" && f != "kind" {
+			reset["status"] = append(reset["status"], f)
+		}
+	}
+	return reset
 }
 
 // admissionChain is the admission chain, in order: the one place where

@@ -5,15 +5,14 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/structured-merge-diff/v4/schema"
+
+	cronschema "github.com/cronplane/cronplane/pkg/schema"
 )
 
 // listOf resolves the list type of a field path in the CronJob schema.
 func listOf(t *testing.T, path ...string) *schema.List {
 	t.Helper()
-	pt, err := ParseableTypeFor(&batchv1.CronJob{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pt := ParseableType(cronschema.FromGoType(&batchv1.CronJob{}))
 	atom, ok := pt.Schema.Resolve(pt.TypeRef)
 	for _, p := range path {
 		if !ok || atom.Map == nil {

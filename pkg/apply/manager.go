@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -17,6 +16,8 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v4/merge"
 	"sigs.k8s.io/structured-merge-diff/v4/typed"
+
+	"github.com/cronplane/cronplane/pkg/schema"
 )
 
 // Manager maintains the field ownership of one resource's objects.
@@ -47,16 +48,15 @@ var stripped = []fieldpath.Path{
 	fieldpath.MakePathOrDie("metadata", "deletionGracePeriodSeconds"),
 }
 
-// NewManager builds the manager of objects like obj served as apiVersion.
+// NewManager builds the manager of objects of schema st served as
+// apiVersion; empty is an empty object of the type, the live state new
+// objects are compared with.
 // reset lists, per subresource, the top-level fields that endpoint resets
 // (status on the main resource, spec on /status): nobody owns them there.
-func NewManager(obj runtime.Object, apiVersion string, reset map[string][]string) (*Manager, error) {
-	pt, err := ParseableTypeFor(obj)
-	if err != nil {
-		return nil, err
-	}
-	m := &Manager{pt: pt, apiVersion: apiVersion, updaters: map[string]*merge.Updater{}}
-	if m.empty, err = m.toTyped(reflect.New(reflect.TypeOf(obj).Elem()).Interface().(runtime.Object)); err != nil {
+func NewManager(st *schema.Structural, empty runtime.Object, apiVersion string, reset map[string][]string) (*Manager, error) {
+	m := &Manager{pt: ParseableType(st), apiVersion: apiVersion, updaters: map[string]*merge.Updater{}}
+	var err error
+	if m.empty, err = m.toTyped(empty); err != nil {
 		return nil, err
 	}
 	if _, ok := reset[""]; !ok {

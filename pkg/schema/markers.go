@@ -1,9 +1,10 @@
-// Package schema owns what the server knows about the shape of each
-// served type beyond its Go definition: the markers kube's API types
-// declare in comments (+listType, +listMapKey, +mapType, +structType,
-// +optional, +default, +enum), kept as data generated from the sources of
-// the k8s.io API modules in go.mod. The merge schemas of server-side
-// apply and the OpenAPI documents read them from here.
+// Package schema owns the shape of each served type as data: a structural
+// OpenAPI v3 schema per resource, from which server-side apply's merge
+// types, the OpenAPI documents, pruning and the status split are derived.
+// Built-in types get theirs from their Go definitions plus the markers
+// kube's API types declare in comments (+listType, +listMapKey,
+// +mapType, +structType, +optional, +default, +enum), kept as data
+// generated from the sources of the k8s.io API modules in go.mod.
 package schema
 
 import "reflect"

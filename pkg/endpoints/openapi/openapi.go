@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"reflect"
 	"sort"
 	"strings"
 
@@ -77,16 +76,15 @@ func build(resources []*registry.Entry, s *schemas) map[string]interface{} {
 	paths := map[string]interface{}{}
 	kinds := map[string][]map[string]string{}
 	for _, res := range resources {
-		obj, list := res.New(), res.NewList()
-		objName := s.define(reflect.TypeOf(obj).Elem())
-		listName := s.define(reflect.TypeOf(list).Elem())
+		objName := s.add(res.Schema, res.Kind)
+		listName := s.add(res.ListSchema, res.Kind+"List")
 		kinds[objName] = append(kinds[objName], gvkExtension(res.GroupVersionKind))
 		kinds[listName] = append(kinds[listName], gvkExtension(res.ListGVK()))
 		addPaths(paths, res, s, objName, listName)
 	}
-	s.define(reflect.TypeOf(metav1.Status{}))
-	s.define(reflect.TypeOf(metav1.DeleteOptions{}))
-	s.define(reflect.TypeOf(metav1.WatchEvent{}))
+	s.addGoType(&metav1.Status{})
+	s.addGoType(&metav1.DeleteOptions{})
+	s.addGoType(&metav1.WatchEvent{})
 	for name, gvks := range kinds {
 		s.defs[name]["x-kubernetes-group-version-kind"] = gvks
 	}

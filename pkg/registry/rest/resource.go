@@ -6,6 +6,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	cronschema "github.com/cronplane/cronplane/pkg/schema"
 )
 
 // Resource describes one served resource of one group version to the
@@ -32,6 +34,23 @@ type Resource struct {
 	// Table defines the columns of the Table representation; nil means
 	// Name and Created At.
 	Table *TableSpec
+
+	// Schema is the structural schema of the served objects, ListSchema
+	// that of their lists; nil is filled in from New and NewList for a Go
+	// type (see Complete).
+	Schema     *cronschema.Structural
+	ListSchema *cronschema.Structural
+}
+
+// Complete fills in what a registration of a Go type may leave out: its
+// schemas, derived once from the Go definitions.
+func (r *Resource) Complete() {
+	if r.Schema == nil {
+		r.Schema = cronschema.FromGoType(r.New())
+	}
+	if r.ListSchema == nil {
+		r.ListSchema = cronschema.FromGoType(r.NewList())
+	}
 }
 
 // GroupResource names the resource as errors do ("cronjobs.batch").

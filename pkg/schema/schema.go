@@ -1,0 +1,256 @@
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Schema is a structural OpenAPI v3 schema with kube's extensions: the
+// shape of a served type as data. Built-in types get theirs from their Go
+// definitions (FromGoType); resources defined at run time bring theirs.
+// Everything the server derives about a type's shape reads it: the merge
+// types of server-side apply, the OpenAPI documents, pruning and the
+// status split.
+type Schema struct {
+	// Ref names a definition that stands for this schema; the other
+	// fields but Description are then empty.
+	Ref         string
+	Type        string
+	Format      string
+	Description string
+	Properties  map[string]*Schema
+	Required    []string
+	// Items is the schema of an array's elements; AdditionalProperties
+	// that of a map's values.
+	Items                *Schema
+	AdditionalProperties *Schema
+	Enum                 []interface{}
+	// Default is the default value, decoded JSON.
+	Default  interface{}
+	Nullable bool
+
+	// IntOrString is x-kubernetes-int-or-string; NumberOrString a
+	// quantity, which takes either.
+	IntOrString    bool
+	NumberOrString bool
+	// PreserveUnknownFields is x-kubernetes-preserve-unknown-fields: an
+	// object that keeps fields its schema does not name.
+	PreserveUnknownFields bool
+	// EmbeddedResource is x-kubernetes-embedded-resource: an object with
+	// its own apiVersion, kind and metadata.
+	EmbeddedResource bool
+	// ListType ("atomic", "set", "map"), ListMapKeys and MapType
+	// ("atomic", "granular") are the merge markers.
+	ListType    string
+	ListMapKeys []string
+	MapType     string
+	// PatchStrategy and PatchMergeKey are a built-in type's strategic
+	// merge tags.
+	PatchStrategy string
+	PatchMergeKey string
+}
+
+// Definitions are named schemas, such as "io.k8s.api.batch.v1.CronJob".
+type Definitions map[string]*Schema
+
+// Structural is the schema of one served type: Root, which for a Go type
+// refers to a definition, and the definitions it names.
+type Structural struct {
+	Root        *Schema
+	Definitions Definitions
+}
+
+// Resolve follows s's reference, if any.
+func (st *Structural) Resolve(s *Schema) *Schema {
+	for s != nil && s.Ref != "" {
+		s = st.Definitions[s.Ref]
+	}
+	return s
+}
+
+// RootName is the definition the root refers to, "" for an inline root.
+func (st *Structural) RootName() string {
+	return st.Root.Ref
+}
+
+// TopLevelFields returns the names of the root object's properties,
+// sorted.
+func (st *Structural) TopLevelFields() []string {
+	root := st.Resolve(st.Root)
+	names := make([]string, 0, len(root.Properties))
+	for n := range root.Properties {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+var (
+	timeType     = reflect.TypeOf(metav1.Time{})
+	microType    = reflect.TypeOf(metav1.MicroTime{})
+	durationType = reflect.TypeOf(metav1.Duration{})
+	quantityType = reflect.TypeOf(resource.Quantity{})
+	intStrType   = reflect.TypeOf(intstr.IntOrString{})
+	rawExtType   = reflect.TypeOf(runtime.RawExtension{})
+	fieldsV1Type = reflect.TypeOf(metav1.FieldsV1{})
+)
+
+// DefinitionName is kube's OpenAPI name of a Go type: its package path
+// with the domain reversed, then the type name
+// (io.k8s.api.batch.v1.CronJob).
+func DefinitionName(t reflect.Type) string {
+	parts := strings.Split(t.PkgPath(), "/")
+	if len(parts) > 0 && strings.Contains(parts[0], ".") {
+		domain := strings.Split(parts[0], ".")
+		for i, j := 0, len(domain)-1; i < j; i, j = i+1, j-1 {
+			domain[i], domain[j] = domain[j], domain[i]
+		}
+		parts[0] = strings.Join(domain, ".")
+	}
+	return strings.Join(parts, ".") + "." + t.Name()
+}
+
+// FromGoType derives the structural schema of a built-in API type from
+// its Go definition: JSON names, the descriptions k8s.io/api carries
+// (SwaggerDoc), the strategic merge tags, and the markers its source
+// comments declare (generated into this package). A field is required as
+// kube's generator decides it: neither omitempty nor +optional.
+func FromGoType(obj runtime.Object) *Structural {
+	b := &builder{defs: Definitions{}}
+	name := b.define(reflect.TypeOf(obj).Elem())
+	return &Structural{Root: &Schema{Ref: name}, Definitions: b.defs}
+}
+
+type builder struct {
+	defs Definitions
+}
+
+// of returns the schema of a field or element of type t: inline for
+// scalars and containers, a reference for structs.
+func (b *builder) of(t reflect.Type) *Schema {
+	for t.Kind() == reflect.Ptr {
+		t = t.Elem()
+	}
+	switch t {
+	case durationType:
+		return &Schema{Type: "string"}
+	case timeType, microType, quantityType, intStrType, rawExtType, fieldsV1Type:
+		return &Schema{Ref: b.define(t)}
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return &Schema{Type: "boolean"}
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Uint8, reflect.Uint16:
+		return &Schema{Type: "integer", Format: "int32"}
+	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint32, reflect.Uint64:
+		return &Schema{Type: "integer", Format: "int64"}
+	case reflect.Float32, reflect.Float64:
+		return &Schema{Type: "number", Format: "double"}
+	case reflect.String:
+		return &Schema{Type: "string"}
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return &Schema{Type: "string", Format: "byte"}
+		}
+		return &Schema{Type: "array", Items: b.of(t.Elem())}
+	case reflect.Map:
+		return &Schema{Type: "object", AdditionalProperties: b.of(t.Elem())}
+	case reflect.Struct:
+		return &Schema{Ref: b.define(t)}
+	}
+	return &Schema{Type: "object"}
+}
+
+// define adds the definition of struct (or custom scalar) type t and
+// returns its name.
+func (b *builder) define(t reflect.Type) string {
+	name := DefinitionName(t)
+	if _, ok := b.defs[name]; ok {
+		return name
+	}
+	switch t {
+	case timeType, microType:
+		b.defs[name] = &Schema{Type: "string", Format: "date-time", Description: "A timestamp in RFC 3339 form."}
+		return name
+	case quantityType:
+		b.defs[name] = &Schema{Type: "string", NumberOrString: true, Description: "A fixed-point number: an amount of a resource, such as 100m or 2Gi."}
+		return name
+	case intStrType:
+		b.defs[name] = &Schema{Type: "string", Format: "int-or-string", IntOrString: true, Description: "An integer or a string."}
+		return name
+	case rawExtType, fieldsV1Type:
+		b.defs[name] = &Schema{Type: "object"}
+		return name
+	}
+	def := &Schema{Type: "object", Properties: map[string]*Schema{}}
+	b.defs[name] = def
+	if TypeMarkersOf(t).StructType == "atomic" {
+		def.MapType = "atomic"
+	}
+	if d := swaggerDoc(t)[""]; d != "" {
+		def.Description = d
+	}
+	b.fields(t, def)
+	return name
+}
+
+// swaggerDoc returns the field descriptions k8s.io/api types carry.
+func swaggerDoc(t reflect.Type) map[string]string {
+	if m, ok := reflect.New(t).Elem().Interface().(interface{ SwaggerDoc() map[string]string }); ok {
+		return m.SwaggerDoc()
+	}
+	return nil
+}
+
+// fields adds the JSON fields of struct t to def, flattening inline
+// members.
+func (b *builder) fields(t reflect.Type, def *Schema) {
+	docs := swaggerDoc(t)
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if strings.Contains(opts, "inline") || (f.Anonymous && name == "") {
+			ft := f.Type
+			for ft.Kind() == reflect.Ptr {
+				ft = ft.Elem()
+			}
+			b.fields(ft, def)
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		p := b.of(f.Type)
+		p.Description = docs[name]
+		p.PatchStrategy = f.Tag.Get("patchStrategy")
+		p.PatchMergeKey = f.Tag.Get("patchMergeKey")
+		fm := FieldMarkersOf(t, name)
+		p.ListType, p.ListMapKeys = fm.ListType, fm.ListMapKeys
+		if fm.MapType != "" {
+			p.MapType = fm.MapType
+		}
+		for _, v := range TypeMarkersOf(f.Type).Enum {
+			p.Enum = append(p.Enum, v)
+		}
+		if fm.Default != "" {
+			if err := json.Unmarshal([]byte(fm.Default), &p.Default); err != nil {
+				panic(fmt.Sprintf("schema: default %s of %s.%s: %v", fm.Default, t, name, err))
+			}
+		}
+		def.Properties[name] = p
+		if !strings.Contains(opts, "omitempty") && !fm.Optional {
+			def.Required = append(def.Required, name)
+		}
+	}
+}
