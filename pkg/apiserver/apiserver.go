@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -123,7 +124,10 @@ type Server struct {
 	// credentials.
 	ControllerManagerKubeconfigPath string
 	closed                          chan struct{}
-	caches                          map[string]*cacher.Cache
+	// caches are the watch caches by storage prefix; resources installed
+	// while the server runs add to them.
+	cachesMu sync.Mutex
+	caches   map[string]*cacher.Cache
 	// stopRequests ends long-running requests (watches) on Close.
 	stopRequests context.CancelFunc
 }
@@ -253,22 +257,33 @@ func resolveServed(opts Options, resources []*generic.Resource) (map[schema.Grou
 	return served, nil
 }
 
-// installResources registers the served built-in resources: each a
-// generic store over its watch cache, and the field manager of its type.
+// installResources registers the served built-in resources.
 func (s *Server) installResources(resources []*generic.Resource, served map[schema.GroupVersionResource]bool) error {
 	for _, res := range resources {
 		if !served[res.GroupVersionResource()] {
 			continue
 		}
-		res.Complete()
-		fields, err := apply.NewManager(res.Schema, res.New(), res.GroupVersion().String(), statusResetFields(res))
-		if err != nil {
-			return fmt.Errorf("merge schema of %s: %w", res.GroupResource(), err)
+		if err := s.InstallResource(res); err != nil {
+			return err
 		}
-		store := generic.NewStore(res, s.storageFor(res), s.opts.EtcdPrefix)
-		main, subresources := store.Storages()
-		s.Registry.Add(&registry.Entry{Resource: &res.Resource, Storage: main, Subresources: subresources, Fields: fields})
 	}
+	return nil
+}
+
+// InstallResource serves res from now on, replacing what served its
+// group, version and resource: a generic store over its watch cache, and
+// the field manager of its schema. A resource defined at run time (its
+// New returning *unstructured.Unstructured, its schema given) is served
+// as a built-in one is.
+func (s *Server) InstallResource(res *generic.Resource) error {
+	res.Complete()
+	fields, err := apply.NewManager(res.Schema, res.New(), res.GroupVersion().String(), statusResetFields(res))
+	if err != nil {
+		return fmt.Errorf("merge schema of %s: %w", res.GroupResource(), err)
+	}
+	store := generic.NewStore(res, s.storageFor(res), s.opts.EtcdPrefix)
+	main, subresources := store.Storages()
+	s.Registry.Add(&registry.Entry{Resource: &res.Resource, Storage: main, Subresources: subresources, Fields: fields})
 	return nil
 }
 
@@ -312,6 +327,8 @@ func (s *Server) storageFor(res *generic.Resource) storage.Interface {
 		}
 	}
 	prefix := generic.StoragePrefix(s.opts.EtcdPrefix, res)
+	s.cachesMu.Lock()
+	defer s.cachesMu.Unlock()
 	if c, ok := s.caches[prefix]; ok {
 		return c
 	}
@@ -566,9 +583,11 @@ func (s *Server) Close() {
 	} else if s.listener != nil {
 		_ = s.listener.Close()
 	}
+	s.cachesMu.Lock()
 	for _, c := range s.caches {
 		c.Stop()
 	}
+	s.cachesMu.Unlock()
 	if s.etcd != nil {
 		_ = s.etcd.Close()
 	} else if s.client != nil {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -253,4 +254,61 @@ func (b *builder) fields(t reflect.Type, def *Schema) {
 			def.Required = append(def.Required, name)
 		}
 	}
+}
+
+// KindDefinitionName names the definition of a kind without a Go type as
+// kube names a custom resource's: the group with its domain reversed, the
+// version and the kind ("com.example.v1.Widget").
+func KindDefinitionName(gvk schema.GroupVersionKind) string {
+	parts := strings.Split(gvk.Group, ".")
+	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
+		parts[i], parts[j] = parts[j], parts[i]
+	}
+	return strings.Join(append(parts, gvk.Version, gvk.Kind), ".")
+}
+
+// AsResource returns st, whose root is given inline, as the schema of a
+// resource: the root defined under name, so that documents can refer to
+// it, with apiVersion and kind strings and ObjectMeta as its metadata, as
+// kube completes a custom resource's schema. A root that refers to a
+// definition (a Go type's) is returned as it is.
+func (st *Structural) AsResource(name string) *Structural {
+	if st.Root.Ref != "" {
+		return st
+	}
+	b := &builder{defs: make(Definitions, len(st.Definitions)+1)}
+	for n, d := range st.Definitions {
+		b.defs[n] = d
+	}
+	root := *st.Root
+	root.Properties = make(map[string]*Schema, len(st.Root.Properties)+3)
+	for n, p := range st.Root.Properties {
+		root.Properties[n] = p
+	}
+	root.Properties["apiVersion"] = &Schema{Type: "string", Description: "The versioned schema of this representation of an object."}
+	root.Properties["kind"] = &Schema{Type: "string", Description: "The REST resource this object represents."}
+	root.Properties["metadata"] = &Schema{Ref: b.define(reflect.TypeOf(metav1.ObjectMeta{})), Description: "Standard object's metadata."}
+	b.defs[name] = &root
+	return &Structural{Root: &Schema{Ref: name}, Definitions: b.defs}
+}
+
+// ListOf returns the schema of a list of objects of the named item schema,
+// defined under name: apiVersion, kind, list metadata and the items.
+func ListOf(item *Structural, name string) *Structural {
+	b := &builder{defs: Definitions{}}
+	for n, d := range item.Definitions {
+		b.defs[n] = d
+	}
+	b.defs[name] = &Schema{
+		Type:        "object",
+		Description: "A list of " + item.RootName() + ".",
+		Required:    []string{"items"},
+		Properties: map[string]*Schema{
+			"apiVersion": {Type: "string", Description: "The versioned schema of this representation of an object."},
+			"kind":       {Type: "string", Description: "The REST resource this object represents."},
+			"metadata":   {Ref: b.define(reflect.TypeOf(metav1.ListMeta{})), Description: "Standard list metadata."},
+			"items":      {Type: "array", Items: &Schema{Ref: item.RootName()}, Description: "The listed objects."},
+		},
+	}
+	return &Structural{Root: &Schema{Ref: name}, Definitions: b.defs}
 }

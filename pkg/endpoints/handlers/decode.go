@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -147,8 +148,7 @@ func (c *call) decodeJSON(data []byte, validation string, extra ...error) (runti
 	if gv, err := schema.ParseGroupVersion(tm.APIVersion); err != nil || (tm.APIVersion != "" && gv != res.GroupVersion()) {
 		return nil, cannot(fmt.Errorf("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, res.GroupVersion()))
 	}
-	obj := res.New()
-	strict, err := sigsjson.UnmarshalStrict(data, obj, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
+	obj, strict, err := c.unmarshal(data)
 	if err != nil {
 		return nil, cannot(err)
 	}
@@ -157,6 +157,34 @@ func (c *call) decodeJSON(data []byte, validation string, extra ...error) (runti
 	}
 	obj.GetObjectKind().SetGroupVersionKind(res.GroupVersionKind)
 	return obj, nil
+}
+
+// unmarshal reads JSON as an object of the served type. The unknown and
+// duplicate fields it finds come back as strict errors: for a Go type
+// those the type does not have; for an unstructured object those its
+// schema does not name, which are pruned.
+func (c *call) unmarshal(data []byte) (runtime.Object, []error, error) {
+	obj := c.entry.New()
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		strict, err := sigsjson.UnmarshalStrict(data, obj, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
+		return obj, strict, err
+	}
+	strict, err := sigsjson.UnmarshalStrict(data, &u.Object, sigsjson.DisallowDuplicateFields)
+	if err != nil {
+		return nil, nil, err
+	}
+	if u.Object == nil {
+		return nil, nil, errors.New("Object 'Kind' is missing in 'null'")
+	}
+	unknown, err := c.entry.Schema.Prune(u.Object)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, path := range unknown {
+		strict = append(strict, fmt.Errorf("unknown field %q", path))
+	}
+	return u, strict, nil
 }
 
 // summarize is how kube quotes an unreadable body: <empty>, the start of

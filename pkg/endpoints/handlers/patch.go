@@ -11,6 +11,7 @@ import (
 	jsonpatch "github.com/evanphx/json-patch"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -59,6 +60,10 @@ func (c *call) patch(p rest.Patcher) (int, runtime.Object, error) {
 		return 0, nil, errPatchMediaType()
 	}
 	pt := types.PatchType(mt)
+	if _, unstructuredType := c.entry.New().(*unstructured.Unstructured); unstructuredType && pt == types.StrategicMergePatchType {
+		// Strategic merge needs Go struct tags; kube names what it takes.
+		return 0, nil, errUnsupportedMediaType(string(types.JSONPatchType), string(types.MergePatchType), string(types.ApplyPatchType))
+	}
 	opts, err := patchOptions(c.query, pt)
 	if err != nil {
 		return 0, nil, err
@@ -173,8 +178,7 @@ func (c *call) jsonPatch(pt types.PatchType, patch []byte, validation string, cu
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
 	}
-	obj := c.entry.New()
-	decodeStrict, err := sigsjson.UnmarshalStrict(patched, obj, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
+	obj, decodeStrict, err := c.unmarshal(patched)
 	if err == nil {
 		err = checkKind(obj, c.entry.GroupVersionKind)
 	}

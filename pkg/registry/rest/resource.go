@@ -4,6 +4,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -36,19 +37,28 @@ type Resource struct {
 	Table *TableSpec
 
 	// Schema is the structural schema of the served objects, ListSchema
-	// that of their lists; nil is filled in from New and NewList for a Go
-	// type (see Complete).
+	// that of their lists. For a Go type nil is filled in from New and
+	// NewList; a type defined at run time (unstructured objects) brings
+	// its Schema, and its list schema follows from it (see Complete).
 	Schema     *cronschema.Structural
 	ListSchema *cronschema.Structural
 }
 
-// Complete fills in what a registration of a Go type may leave out: its
-// schemas, derived once from the Go definitions.
+// Complete fills in what a registration may leave out: the schemas of a
+// Go type, derived once from its definitions; for a schema given inline,
+// its definition name, apiVersion, kind and metadata, as kube completes a
+// custom resource's; the list schema of unstructured objects.
 func (r *Resource) Complete() {
 	if r.Schema == nil {
 		r.Schema = cronschema.FromGoType(r.New())
 	}
-	if r.ListSchema == nil {
+	r.Schema = r.Schema.AsResource(cronschema.KindDefinitionName(r.GroupVersionKind))
+	if r.ListSchema != nil {
+		return
+	}
+	if _, ok := r.NewList().(*unstructured.UnstructuredList); ok {
+		r.ListSchema = cronschema.ListOf(r.Schema, cronschema.KindDefinitionName(r.ListGVK()))
+	} else {
 		r.ListSchema = cronschema.FromGoType(r.NewList())
 	}
 }

@@ -337,11 +337,23 @@ func (c *Cache) appendLocked(ev *event) {
 	c.size++
 }
 
+// progressInterval is how often a wait for a revision the cache has not
+// seen asks etcd for progress: a quiet prefix moves only so, and a request
+// made before the cache's watch was established is lost.
+const progressInterval = 100 * time.Millisecond
+
 // waitFor blocks until the cache is ready and has reached rv, or the sync
 // timeout passes.
 func (c *Cache) waitFor(ctx context.Context, rv int64) error {
 	deadline := time.NewTimer(c.cfg.SyncTimeout)
 	defer deadline.Stop()
+	progress, _ := c.backend.(ProgressRequester)
+	var tick <-chan time.Time
+	if progress != nil && rv > 0 {
+		t := time.NewTicker(progressInterval)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		c.mu.RLock()
 		ok, current, advanced := c.ready && c.rv >= rv, c.rv, c.advanced
@@ -351,6 +363,8 @@ func (c *Cache) waitFor(ctx context.Context, rv int64) error {
 		}
 		select {
 		case <-advanced:
+		case <-tick:
+			_ = progress.RequestProgress(ctx)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-deadline.C:

@@ -128,3 +128,25 @@ func TestWatch_BookmarkBeforeTheWatchEnds(t *testing.T) {
 	defer w.Stop()
 	waitBookmark(t, w, 4*time.Second)
 }
+
+func TestWatch_ConsistentOnAFreshQuietPrefixCatchesUp(t *testing.T) {
+	// Each cache is new and its prefix quiet: only etcd's progress
+	// notifications move it to the revision of a write elsewhere, and a
+	// request made before its etcd watch is established is lost.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for i := 0; i < 10; i++ {
+		b := newCache(t, cacher.Config{SyncTimeout: 2 * time.Second})
+		if _, err := b.Storage.List(ctx, b.Prefix, storage.ListOptions{Mode: storage.ReadAny}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := etcd.Client().Put(ctx, fmt.Sprintf("/elsewhere/%s/%d", t.Name(), i), "x"); err != nil {
+			t.Fatal(err)
+		}
+		w, err := b.Storage.Watch(ctx, b.Prefix, storage.WatchOptions{Recursive: true, Mode: storage.ReadMostRecent})
+		if err != nil {
+			t.Fatalf("consistent watch %d on a fresh cache: %v", i, err)
+		}
+		w.Stop()
+	}
+}
