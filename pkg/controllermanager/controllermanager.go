@@ -1,8 +1,10 @@
 // Package controllermanager runs the controllers against an apiserver,
-// through its HTTP API only: it reads discovery to decide which
-// controllers can run, elects a leader among several instances through a
-// coordination.k8s.io Lease, starts shared informers and the controllers
-// on the leader, and serves /healthz and /metrics.
+// through its HTTP API only: each controller is a Descriptor (its name,
+// the resources it needs served, how it starts); the manager reads
+// discovery to decide which can run, elects a leader among several
+// instances through a coordination.k8s.io Lease, and on the leader builds
+// the controllers on shared informers, each with a client of its own
+// (ClientBuilder), and serves /healthz and /metrics.
 package controllermanager
 
 import (
@@ -13,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,12 +28,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
@@ -40,8 +41,6 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/certs"
 	"github.com/cronplane/cronplane/pkg/controller/cronjob"
-	"github.com/cronplane/cronplane/pkg/controller/garbagecollector"
-	"github.com/cronplane/cronplane/pkg/controller/namespace"
 )
 
 // Options are the controller-manager's settings; cmd/controller-manager
@@ -95,39 +94,6 @@ func DefaultOptions() Options {
 	}
 }
 
-// Known controllers and the resources each needs served.
-var known = map[string][]string{
-	"cronjob":          {"batch/v1/cronjobs", "batch/v1/jobs"},
-	"garbagecollector": nil,
-	"namespace":        {"v1/namespaces"},
-}
-
-// enabled resolves --controllers.
-func enabled(list []string) (map[string]bool, error) {
-	on := map[string]bool{}
-	for _, c := range list {
-		switch {
-		case c == "*":
-			for name := range known {
-				if !contains(list, "-"+name) {
-					on[name] = true
-				}
-			}
-		case strings.HasPrefix(c, "-"):
-			if _, ok := known[c[1:]]; !ok {
-				return nil, fmt.Errorf("unknown controller %q", c[1:])
-			}
-			delete(on, c[1:])
-		default:
-			if _, ok := known[c]; !ok {
-				return nil, fmt.Errorf("unknown controller %q", c)
-			}
-			on[c] = true
-		}
-	}
-	return on, nil
-}
-
 func contains(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {
@@ -139,7 +105,7 @@ func contains(list []string, s string) bool {
 
 // Run runs until ctx ends or leadership is lost.
 func Run(ctx context.Context, opts Options) error {
-	on, err := enabled(opts.Controllers)
+	on, err := enabled(Controllers(), opts.Controllers)
 	if err != nil {
 		return err
 	}
@@ -148,24 +114,18 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("loading kubeconfig %q: %w", opts.Kubeconfig, err)
 	}
 	cfg.QPS, cfg.Burst = float32(opts.APIQPS), opts.APIBurst
-	cfg.UserAgent = "cronplane-controller-manager"
-	client, err := kubernetes.NewForConfig(cfg)
+	clients := configClientBuilder{base: cfg}
+	disc, err := discovery.NewDiscoveryClientForConfig(clients.Config("controller-discovery"))
 	if err != nil {
 		return err
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	mc, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	for name := range on {
-		if missing := unserved(client, known[name]); missing != "" {
-			klog.Infof("controller %q is disabled: the apiserver does not serve %s", name, missing)
-			delete(on, name)
+	var run []Descriptor
+	for _, d := range on {
+		if missing := unserved(disc, d.Requires); missing != nil {
+			klog.Infof("controller %q is disabled: the apiserver does not serve %s", d.Name, path.Join(missing.GroupVersion().String(), missing.Resource))
+			continue
 		}
+		run = append(run, d)
 	}
 	health := &checks{}
 	if opts.SecurePort >= 0 {
@@ -173,74 +133,64 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
-	start := func(ctx context.Context) { runControllers(ctx, clients{client, dyn, mc}, on, opts, health) }
+	start := func(ctx context.Context) {
+		if err := runControllers(ctx, clients, run, opts, health); err != nil {
+			klog.Errorf("starting controllers: %v", err)
+		}
+	}
 	if !opts.LeaderElect {
 		start(ctx)
 		return nil
 	}
-	return elect(ctx, cfg, opts, start)
+	return elect(ctx, clients.Config("leader-election"), opts, start)
 }
 
-// unserved returns the first of the resources (group/version/resource)
-// discovery does not list, or "".
-func unserved(client kubernetes.Interface, resources []string) string {
-	for _, gvr := range resources {
-		i := strings.LastIndex(gvr, "/")
-		list, err := client.Discovery().ServerResourcesForGroupVersion(gvr[:i])
-		if err != nil {
-			return gvr
+// runControllers builds the controllers on shared informers, starts
+// them, and runs until ctx ends.
+func runControllers(ctx context.Context, clients ClientBuilder, ds []Descriptor, opts Options, health *checks) error {
+	informerClient, err := clients.Client("shared-informers")
+	if err != nil {
+		return err
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(informerClient, 0, informers.WithTransform(trimCached))
+	var broadcasters []record.EventBroadcaster
+	defer func() {
+		for _, b := range broadcasters {
+			b.Shutdown()
 		}
-		found := false
-		for _, r := range list.APIResources {
-			if r.Name == gvr[i+1:] {
-				found = true
+	}()
+	cc := &ControllerContext{
+		Options:   opts,
+		Clients:   clients,
+		Informers: factory,
+		Recorder: func(controller, component string) (record.EventRecorder, error) {
+			client, err := clients.Client(controller)
+			if err != nil {
+				return nil, err
 			}
+			b := record.NewBroadcaster()
+			b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+			broadcasters = append(broadcasters, b)
+			return b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component}), nil
+		},
+	}
+	var runs []func(context.Context)
+	for _, d := range ds {
+		run, err := d.Start(cc)
+		if err != nil {
+			return fmt.Errorf("controller %q: %w", d.Name, err)
 		}
-		if !found {
-			return gvr
-		}
-	}
-	return ""
-}
-
-type clients struct {
-	typed    kubernetes.Interface
-	dynamic  dynamic.Interface
-	metadata metadata.Interface
-}
-
-func runControllers(ctx context.Context, cs clients, on map[string]bool, opts Options, health *checks) {
-	client := cs.typed
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(trimCached))
-	broadcaster := record.NewBroadcaster()
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	defer broadcaster.Shutdown()
-	var runs []func()
-	if on["cronjob"] {
-		recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "cronjob-controller"})
-		c := cronjob.New(client, factory.Batch().V1().CronJobs(), factory.Batch().V1().Jobs(), recorder, opts.Clock)
-		runs = append(runs, func() { c.Run(ctx, opts.ConcurrentCronJobSyncs) })
-		health.add("cronjob")
-		klog.Info("started controller cronjob")
-	}
-	if on["namespace"] {
-		c := namespace.New(client, cs.dynamic, factory.Core().V1().Namespaces())
-		runs = append(runs, func() { c.Run(ctx, 2) })
-		health.add("namespace")
-		klog.Info("started controller namespace")
-	}
-	if on["garbagecollector"] {
-		c := garbagecollector.New(cs.metadata, client.Discovery())
-		runs = append(runs, func() { c.Run(ctx, opts.ConcurrentGCSyncs, opts.GCResync) })
-		health.add("garbagecollector")
-		klog.Info("started controller garbagecollector")
+		runs = append(runs, run)
+		health.add(d.Name)
+		klog.Infof("started controller %s", d.Name)
 	}
 	factory.Start(ctx.Done())
 	for _, r := range runs {
-		go r()
+		go r(ctx)
 	}
 	<-ctx.Done()
 	factory.Shutdown()
+	return nil
 }
 
 // trimCached drops from cached objects what no controller reads, to save

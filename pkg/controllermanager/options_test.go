@@ -2,7 +2,6 @@ package controllermanager
 
 import (
 	"fmt"
-	"sort"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,21 +13,22 @@ func TestEnabled_ControllersFlag(t *testing.T) {
 		flag []string
 		want string
 	}{
-		{[]string{"*"}, "[cronjob garbagecollector namespace]"},
-		{[]string{"*", "-namespace"}, "[cronjob garbagecollector]"},
-		{[]string{"namespace"}, "[namespace]"},
+		{[]string{"*"}, "[cronjob-controller garbage-collector-controller namespace-controller]"},
+		{[]string{"*", "-namespace"}, "[cronjob-controller garbage-collector-controller]"},
+		{[]string{"*", "-namespace-controller"}, "[cronjob-controller garbage-collector-controller]"},
+		{[]string{"namespace"}, "[namespace-controller]"},
+		{[]string{"cronjob-controller", "garbagecollector"}, "[cronjob-controller garbage-collector-controller]"},
 		{[]string{"bogus"}, "error"},
 		{[]string{"*", "-bogus"}, "error"},
 	}
 	for _, tc := range cases {
-		on, err := enabled(tc.flag)
+		on, err := enabled(Controllers(), tc.flag)
 		got := "error"
 		if err == nil {
 			var names []string
-			for n := range on {
-				names = append(names, n)
+			for _, d := range on {
+				names = append(names, d.Name)
 			}
-			sort.Strings(names)
 			got = fmt.Sprint(names)
 		}
 		if got != tc.want {
@@ -43,17 +43,18 @@ func TestUnserved_DisablesControllersWhoseResourcesAreNotServed(t *testing.T) {
 		GroupVersion: "v1",
 		APIResources: []metav1.APIResource{{Name: "namespaces"}},
 	}}
-	if got := unserved(client, known["cronjob"]); got != "batch/v1/cronjobs" {
-		t.Fatalf("cronjob with batch/v1 off: %q", got)
+	cronjobs, namespaces := cronJobController().Requires, namespaceController().Requires
+	if got := unserved(client.Discovery(), cronjobs); got == nil || got.String() != "batch/v1, Resource=cronjobs" {
+		t.Fatalf("cronjob with batch/v1 off: %v", got)
 	}
-	if got := unserved(client, known["namespace"]); got != "" {
-		t.Fatalf("namespace: %q", got)
+	if got := unserved(client.Discovery(), namespaces); got != nil {
+		t.Fatalf("namespace: %v", got)
 	}
 	client.Resources = append(client.Resources, &metav1.APIResourceList{
 		GroupVersion: "batch/v1",
 		APIResources: []metav1.APIResource{{Name: "cronjobs"}, {Name: "jobs"}},
 	})
-	if got := unserved(client, known["cronjob"]); got != "" {
-		t.Fatalf("cronjob with batch/v1 served: %q", got)
+	if got := unserved(client.Discovery(), cronjobs); got != nil {
+		t.Fatalf("cronjob with batch/v1 served: %v", got)
 	}
 }

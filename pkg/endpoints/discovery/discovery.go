@@ -6,40 +6,16 @@ package discovery
 
 import (
 	"net/http"
-	"runtime"
 	"sort"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/version"
 )
-
-// Build facts the Makefile sets with -ldflags -X; a plain go build leaves
-// kube's placeholders for unset values.
-var (
-	gitVersion   = "v1.29.15-cronplane"
-	gitCommit    = ""
-	gitTreeState = ""
-	buildDate    = "1970-01-01T00:00:00Z"
-)
-
-// Version is the Kubernetes version whose API the server serves, and the
-// build that serves it.
-var Version = version.Info{
-	Major:        "1",
-	Minor:        "29",
-	GitVersion:   gitVersion,
-	GitCommit:    gitCommit,
-	GitTreeState: gitTreeState,
-	BuildDate:    buildDate,
-	GoVersion:    runtime.Version(),
-	Compiler:     runtime.Compiler,
-	Platform:     runtime.GOOS + "/" + runtime.GOARCH,
-}
 
 // Handler serves the discovery documents of a Registry.
 type Handler struct {
@@ -63,7 +39,7 @@ func (h *Handler) groupVersions() ([]schema.GroupVersion, map[schema.GroupVersio
 
 // ServeVersion answers /version, always indented, as kube does.
 func (h *Handler) ServeVersion(w http.ResponseWriter, r *http.Request) {
-	responsewriters.WriteIndentedJSON(w, r, http.StatusOK, Version)
+	responsewriters.WriteIndentedJSON(w, r, http.StatusOK, version.Info)
 }
 
 // ServeLegacy answers /api.

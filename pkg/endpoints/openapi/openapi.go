@@ -14,10 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/cronplane/cronplane/pkg/endpoints/discovery"
 	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
 	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/version"
 )
 
 // The protobuf forms of the OpenAPI documents. Clients ask for either
@@ -238,7 +238,7 @@ func op(res *registry.Entry, s *schemas, action string, gvk map[string]string, s
 }
 
 func info() map[string]interface{} {
-	return map[string]interface{}{"title": "Kubernetes", "version": discovery.Version.GitVersion}
+	return map[string]interface{}{"title": "Kubernetes", "version": version.Info.GitVersion}
 }
 
 // v2 returns the OpenAPI v2 document of everything served.

@@ -1,4 +1,4 @@
-package controllermanager_test
+package integration
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func TestRuntimeConfig_CronJobControllerFollowsServedBatchAcrossRestarts(t *test
 	healthz := func() string { _, body := get("/healthz?verbose"); return body }
 	waitFor(t, "the other controllers to start", func() (bool, error) {
 		h := healthz()
-		return strings.Contains(h, "[+]namespace ok") && strings.Contains(h, "[+]garbagecollector ok"), nil
+		return strings.Contains(h, "[+]namespace-controller ok") && strings.Contains(h, "[+]garbage-collector-controller ok"), nil
 	})
 	if h := healthz(); strings.Contains(h, "cronjob") {
 		t.Fatalf("cronjob controller running without batch/v1:\n%s", h)
@@ -58,6 +58,6 @@ func TestRuntimeConfig_CronJobControllerFollowsServedBatchAcrossRestarts(t *test
 	get, _ = runServing(t, on.ControllerManagerKubeconfigPath)
 	waitFor(t, "the cronjob controller to start and create a Job", func() (bool, error) {
 		jobs, err := on.Client.BatchV1().Jobs("back").List(context.Background(), metav1.ListOptions{})
-		return err == nil && len(jobs.Items) > 0 && strings.Contains(healthz(), "[+]cronjob ok"), nil
+		return err == nil && len(jobs.Items) > 0 && strings.Contains(healthz(), "[+]cronjob-controller ok"), nil
 	})
 }

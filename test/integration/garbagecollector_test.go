@@ -1,4 +1,4 @@
-package controllermanager_test
+package integration
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package discovery
+package version
 
 import (
 	"os"
@@ -9,12 +9,12 @@ import (
 // TestVersion_MakefileSetsTheBuildFacts keeps the Makefile's -ldflags -X
 // names in step with the variables /version reports.
 func TestVersion_MakefileSetsTheBuildFacts(t *testing.T) {
-	data, err := os.ReadFile("../../../Makefile")
+	data, err := os.ReadFile("../../Makefile")
 	if err != nil {
 		t.Fatal(err)
 	}
 	mk := string(data)
-	if !strings.Contains(mk, "VERSION_PKG := github.com/cronplane/cronplane/pkg/endpoints/discovery") {
+	if !strings.Contains(mk, "VERSION_PKG := github.com/cronplane/cronplane/pkg/version") {
 		t.Fatal("the Makefile's VERSION_PKG is not this package")
 	}
 	for _, v := range []string{"gitCommit", "gitTreeState", "buildDate"} {
@@ -22,7 +22,14 @@ func TestVersion_MakefileSetsTheBuildFacts(t *testing.T) {
 			t.Errorf("the Makefile does not set %s", v)
 		}
 	}
-	if Version.BuildDate == "" {
+	if Info.BuildDate == "" {
 		t.Error("a build without -ldflags reports no buildDate; kube reports the epoch")
+	}
+}
+
+func TestUserAgent_NamesTheProgramFirst(t *testing.T) {
+	ua := UserAgent("kube-controller-manager", "cronjob-controller")
+	if !strings.HasPrefix(ua, "kube-controller-manager/"+Info.GitVersion+" (") || !strings.HasSuffix(ua, "/cronjob-controller") {
+		t.Errorf("UserAgent = %q", ua)
 	}
 }

@@ -1,8 +1,9 @@
-package controllermanager_test
+package integration
 
 import (
 	"context"
 	"crypto/tls"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -28,6 +29,12 @@ import (
 var srv *apiservertest.Server
 
 func TestMain(m *testing.M) {
+	// make test-short leaves out what needs an etcd.
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("skipped in -short mode: these tests run an embedded etcd")
+		os.Exit(0)
+	}
 	var err error
 	if srv, err = apiservertest.New(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -133,6 +140,11 @@ func TestCronJobController_CreatesJobAndTracksItsCompletion(t *testing.T) {
 	if ref := metav1.GetControllerOf(&job); ref == nil || ref.UID != cj.UID || !*ref.BlockOwnerDeletion {
 		t.Fatalf("owner %+v", job.OwnerReferences)
 	}
+	// Written as kube's controller-manager writes it: its User-Agent
+	// makes the field manager.
+	if mf := job.ManagedFields; len(mf) != 1 || mf[0].Manager != "kube-controller-manager" || mf[0].Operation != metav1.ManagedFieldsOperationUpdate {
+		t.Fatalf("job managedFields %+v", mf)
+	}
 	waitFor(t, "status.active", func() (bool, error) {
 		got, err := srv.Client.BatchV1().CronJobs(ns).Get(context.Background(), "tick", metav1.GetOptions{})
 		return err == nil && len(got.Status.Active) == 1 && got.Status.LastScheduleTime != nil, err
@@ -219,11 +231,11 @@ func TestHealthAndMetrics_ServedOverHTTPS(t *testing.T) {
 		return code == 200 && body == "ok", nil
 	})
 	waitFor(t, "the namespace controller's check", func() (bool, error) {
-		code, body := get("/healthz/namespace")
+		code, body := get("/healthz/namespace-controller")
 		return code == 200 && body == "ok", nil
 	})
-	if code, _ := get("/healthz/cronjob"); code != 404 {
-		t.Fatalf("/healthz/cronjob of a controller not started: %d", code)
+	if code, _ := get("/healthz/cronjob-controller"); code != 404 {
+		t.Fatalf("/healthz/cronjob-controller of a controller not started: %d", code)
 	}
 	if code, body := get("/metrics"); code != 200 || !strings.Contains(body, "go_goroutines") {
 		t.Fatalf("/metrics: %d %.200s", code, body)
