@@ -70,14 +70,14 @@ func readBody(r *http.Request) ([]byte, error) {
 // fieldValidation.
 func (c *call) decode(validation string) (runtime.Object, error) {
 	mt, ok := negotiation.ContentType(c.r.Header.Get("Content-Type"))
-	if !ok || (mt == negotiation.Protobuf && !protobufCapable(c.entry.Resource)) {
+	if !ok || (mt == negotiation.Protobuf && !protobufCapable(c.res)) {
 		return nil, errUnsupportedMediaType(negotiation.Supported...)
 	}
 	data, err := readBody(c.r)
 	if err != nil {
 		return nil, err
 	}
-	res := c.entry.Resource
+	res := c.res
 	var obj runtime.Object
 	switch mt {
 	case negotiation.Protobuf:
@@ -127,7 +127,7 @@ type typeMeta = struct {
 // original form (duplicate YAML keys), reported with the JSON ones.
 // Errors name the body's kind and version as kube's do.
 func (c *call) decodeJSON(data []byte, validation string, extra ...error) (runtime.Object, error) {
-	res := c.entry.Resource
+	res := c.res
 	var tm typeMeta
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &tm); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): couldn't get version/kind; json parse error: %v (%s)", res.Kind, err, summarize(data)))
@@ -164,7 +164,7 @@ func (c *call) decodeJSON(data []byte, validation string, extra ...error) (runti
 // those the type does not have; for an unstructured object those its
 // schema does not name, which are pruned.
 func (c *call) unmarshal(data []byte) (runtime.Object, []error, error) {
-	obj := c.entry.New()
+	obj := c.res.New()
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		strict, err := sigsjson.UnmarshalStrict(data, obj, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
@@ -177,7 +177,7 @@ func (c *call) unmarshal(data []byte) (runtime.Object, []error, error) {
 	if u.Object == nil {
 		return nil, nil, errors.New("Object 'Kind' is missing in 'null'")
 	}
-	unknown, err := c.entry.Schema.Prune(u.Object)
+	unknown, err := c.res.Schema.Prune(u.Object)
 	if err != nil {
 		return nil, nil, err
 	}

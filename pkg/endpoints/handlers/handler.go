@@ -64,8 +64,10 @@ type call struct {
 	query url.Values
 	info  *request.RequestInfo
 	entry *registry.Entry
-	// storage serves the request's resource or subresource.
+	// storage serves the request's resource or subresource, and res
+	// describes the objects it takes and returns.
 	storage   rest.Storage
+	res       *rest.Resource
 	namespace string
 	format    negotiation.Format
 	warnings  *warning.Recorder
@@ -114,7 +116,11 @@ func (c *call) serve() (int, runtime.Object, error) {
 			return c.list(l, opts)
 		}
 	case "create":
-		if cr, ok := c.storage.(rest.Creater); ok && c.info.Subresource == "" {
+		if c.info.Subresource != "" {
+			if nc, ok := c.storage.(rest.NamedCreater); ok {
+				return c.namedCreate(nc)
+			}
+		} else if cr, ok := c.storage.(rest.Creater); ok {
 			return c.create(cr)
 		}
 	case "update":
@@ -161,13 +167,22 @@ func (h *Handler) newCall(w http.ResponseWriter, r *http.Request) (*call, error)
 		return nil, responsewriters.ErrNotFound()
 	}
 	namespace := info.Namespace
-	if !entry.Namespaced {
+	switch {
+	case !entry.Namespaced && info.InNamespacePath:
+		// A cluster-scoped resource has nothing inside a namespace.
+		return nil, responsewriters.ErrNotFound()
+	case !entry.Namespaced:
 		namespace = ""
-	} else if namespace == "" && named {
+	case namespace == "" && named:
 		// A namespaced object addressed without a namespace.
 		return nil, responsewriters.ErrNotFound()
 	}
-	if !methodFits(r.Method, named, info.Subresource != "", entry.Namespaced && namespace == "") {
+	allNamespaces := entry.Namespaced && namespace == ""
+	if !servesPath(storage, named, info.Subresource != "", allNamespaces) {
+		// As kube's router: no route where nothing is served.
+		return nil, responsewriters.ErrNotFound()
+	}
+	if !methodFits(r.Method, named, info.Subresource != "", allNamespaces) {
 		return nil, ErrMethodNotAllowed()
 	}
 	if entry.Namespaced && info.Namespace != "" {
@@ -180,10 +195,14 @@ func (h *Handler) newCall(w http.ResponseWriter, r *http.Request) (*call, error)
 			return nil, apierrors.NewBadRequest("Name parameter invalid: " + quote(info.Name) + ": " + strings.Join(msgs, ";"))
 		}
 	}
-	c := &call{h: h, w: w, r: r, query: r.URL.Query(), info: info, entry: entry, storage: storage, namespace: namespace}
+	res := entry.Resource
+	if d, ok := storage.(rest.Describer); ok {
+		res = d.Describe()
+	}
+	c := &call{h: h, w: w, r: r, query: r.URL.Query(), info: info, entry: entry, storage: storage, res: res, namespace: namespace}
 	verb := info.Verb
 	opts := negotiation.Options{
-		Protobuf: protobufCapable(entry.Resource),
+		Protobuf: protobufCapable(res),
 		Table:    verb == "get" || verb == "list" || verb == "watch",
 		Stream:   verb == "watch" || (verb == "list" && boolParam(c.query, "watch")),
 		// A collection's endpoint also serves watches, and names their
@@ -196,6 +215,32 @@ func (h *Handler) newCall(w http.ResponseWriter, r *http.Request) (*call, error)
 	}
 	c.format = f
 	return c, nil
+}
+
+// servesPath reports whether a storage serves any verb at a path of this
+// shape: a collection lists, watches, creates or deletes; an object (or
+// a subresource) is read, written or deleted, and a subresource may take
+// a create; the cluster-wide collection of a namespaced resource lists
+// and watches only.
+func servesPath(s rest.Storage, named, subresource, allNamespaces bool) bool {
+	_, getter := s.(rest.Getter)
+	_, updater := s.(rest.Updater)
+	_, patcher := s.(rest.Patcher)
+	_, deleter := s.(rest.GracefulDeleter)
+	_, namedCreater := s.(rest.NamedCreater)
+	_, lister := s.(rest.Lister)
+	_, watcher := s.(rest.Watcher)
+	_, creater := s.(rest.Creater)
+	_, collectionDeleter := s.(rest.CollectionDeleter)
+	switch {
+	case subresource:
+		return getter || updater || patcher || namedCreater
+	case named:
+		return getter || updater || patcher || deleter
+	case allNamespaces:
+		return lister || watcher
+	}
+	return lister || watcher || creater || collectionDeleter
 }
 
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
@@ -264,9 +309,9 @@ func (c *call) transform(obj runtime.Object) (runtime.Object, error) {
 		default:
 			return nil, apierrors.NewBadRequest("includeObject: Unsupported value: " + quote(include) + `: supported values: "None", "Metadata", "Object"`)
 		}
-		return table.Convert(c.entry.Table, obj, include, c.format.AsVersion, time.Now())
+		return table.Convert(c.res.Table, obj, include, c.format.AsVersion, time.Now())
 	case negotiation.AsPartialObjectMetadata, negotiation.AsPartialObjectMetadataList:
-		return partialMetadata(c.entry.Resource, obj, c.format.As, c.format.AsVersion)
+		return partialMetadata(c.res, obj, c.format.As, c.format.AsVersion)
 	}
 	return obj, nil
 }
@@ -310,6 +355,27 @@ func (c *call) create(cr rest.Creater) (int, runtime.Object, error) {
 		return 0, nil, err
 	}
 	out, err := cr.Create(ctx, c.namespace, obj, c.validateObject(admission.Create, opts.DryRun, opts), opts)
+	return http.StatusCreated, out, err
+}
+
+// namedCreate serves a POST to a subresource of a named object, such as
+// a TokenRequest to serviceaccounts/{name}/token. The object is of the
+// subresource's own kind; the resource's managedFields are not involved.
+func (c *call) namedCreate(nc rest.NamedCreater) (int, runtime.Object, error) {
+	opts, err := createOptions(c.query)
+	if err != nil {
+		return 0, nil, err
+	}
+	obj, err := c.decode(opts.FieldValidation)
+	if err != nil {
+		return 0, nil, err
+	}
+	opts.FieldManager = managerOrUserAgent(opts.FieldManager, c.r.UserAgent())
+	ctx := c.r.Context()
+	if err := c.admit(ctx, admission.Create, obj, nil, opts.DryRun, opts); err != nil {
+		return 0, nil, err
+	}
+	out, err := nc.Create(ctx, c.namespace, c.info.Name, obj, c.validateObject(admission.Create, opts.DryRun, opts), opts)
 	return http.StatusCreated, out, err
 }
 

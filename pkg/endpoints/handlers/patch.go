@@ -60,7 +60,7 @@ func (c *call) patch(p rest.Patcher) (int, runtime.Object, error) {
 		return 0, nil, errPatchMediaType()
 	}
 	pt := types.PatchType(mt)
-	if _, unstructuredType := c.entry.New().(*unstructured.Unstructured); unstructuredType && pt == types.StrategicMergePatchType {
+	if _, unstructuredType := c.res.New().(*unstructured.Unstructured); unstructuredType && pt == types.StrategicMergePatchType {
 		// Strategic merge needs Go struct tags; kube names what it takes.
 		return 0, nil, errUnsupportedMediaType(string(types.JSONPatchType), string(types.MergePatchType), string(types.ApplyPatchType))
 	}
@@ -98,7 +98,7 @@ func (c *call) patch(p rest.Patcher) (int, runtime.Object, error) {
 		}
 		force := opts.Force != nil && *opts.Force
 		mutate = func(current runtime.Object) (runtime.Object, error) {
-			empty := c.entry.New()
+			empty := c.res.New()
 			m := metaOf(empty)
 			m.SetName(c.info.Name)
 			m.SetNamespace(c.namespace)
@@ -108,7 +108,7 @@ func (c *call) patch(p rest.Patcher) (int, runtime.Object, error) {
 			}
 			// Apply works on fields; defaults come back as a decode would
 			// bring them.
-			c.entry.Defaults(out)
+			c.res.Defaults(out)
 			return out, nil
 		}
 	}
@@ -180,7 +180,7 @@ func (c *call) jsonPatch(pt types.PatchType, patch []byte, validation string, cu
 	}
 	obj, decodeStrict, err := c.unmarshal(patched)
 	if err == nil {
-		err = checkKind(obj, c.entry.GroupVersionKind)
+		err = checkKind(obj, c.res.GroupVersionKind)
 	}
 	if err != nil {
 		return nil, invalidPatch(string(patched), err)
@@ -188,7 +188,7 @@ func (c *call) jsonPatch(pt types.PatchType, patch []byte, validation string, cu
 	if err := c.patchStrictErrors(validation, append(strict, decodeStrict...)); err != nil {
 		return nil, err
 	}
-	c.entry.Defaults(obj)
+	c.res.Defaults(obj)
 	return obj, nil
 }
 
@@ -209,17 +209,17 @@ func (c *call) strategicPatch(patch []byte, validation string, current runtime.O
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	patched, err := strategicpatch.StrategicMergeMapPatch(original, patchMap, c.entry.New())
+	patched, err := strategicpatch.StrategicMergeMapPatch(original, patchMap, c.res.New())
 	if err != nil {
 		return nil, strategicPatchError(err)
 	}
-	obj := c.entry.New()
+	obj := c.res.New()
 	err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(patched, obj, validation != metav1.FieldValidationIgnore)
 	if decodeStrict, isStrict := runtime.AsStrictDecodingError(err); isStrict {
 		strict, err = append(strict, decodeStrict.Errors()...), nil
 	}
 	if err == nil {
-		err = checkKind(obj, c.entry.GroupVersionKind)
+		err = checkKind(obj, c.res.GroupVersionKind)
 	}
 	if err != nil {
 		return nil, invalidPatch(fmt.Sprintf("%+v", patchMap), err)
@@ -227,7 +227,7 @@ func (c *call) strategicPatch(patch []byte, validation string, current runtime.O
 	if err := c.patchStrictErrors(validation, strict); err != nil {
 		return nil, err
 	}
-	c.entry.Defaults(obj)
+	c.res.Defaults(obj)
 	return obj, nil
 }
 
@@ -271,7 +271,7 @@ func (c *call) patchStrictErrors(validation string, strict []error) error {
 	if len(strict) == 0 {
 		return nil
 	}
-	res := c.entry.Resource
+	res := c.res
 	if err := c.strictErrors(validation, strict); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", res.Kind, res.Version, res.Kind, err))
 	}
@@ -290,7 +290,7 @@ func (c *call) applyConfiguration(body []byte, validation string) (map[string]in
 	apiVersion, _ := raw["apiVersion"].(string)
 	kind, _ := raw["kind"].(string)
 	gv, _ := schema.ParseGroupVersion(apiVersion)
-	if gvk := gv.WithKind(kind); gvk != c.entry.GroupVersionKind {
+	if gvk := gv.WithKind(kind); gvk != c.res.GroupVersionKind {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid object type: %v", gvk))
 	}
 	if md, ok := raw["metadata"].(map[string]interface{}); ok {

@@ -9,10 +9,12 @@ import (
 	"strconv"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
 	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
@@ -59,25 +61,16 @@ func (c *call) serveWatch(wt rest.Watcher, opts metav1.ListOptions) {
 			if !ok {
 				return
 			}
-			switch {
-			case e.Type == watch.Error:
-			case c.format.As == negotiation.AsTable && e.Type != watch.Bookmark:
-				// kubectl get -w: each object as a one-row Table.
-				t, err := table.Convert(c.entry.Table, e.Object, c.query.Get("includeObject"), c.format.AsVersion, time.Now())
-				if err != nil {
-					return
-				}
-				e.Object = &t.Table
-			case c.format.As == negotiation.AsPartialObjectMetadata || c.format.As == negotiation.AsPartialObjectMetadataList:
-				// Bookmarks too: a metadata client decodes only meta.k8s.io kinds.
-				pm, err := table.PartialObjectMetadata(e.Object, c.format.AsVersion)
-				if err != nil {
-					return
-				}
-				e.Object = pm
+			e, err := c.watchEvent(e)
+			if err == nil {
+				buf, err = appendEvent(buf[:0], e)
 			}
-			var err error
-			if buf, err = appendEvent(buf[:0], e); err != nil {
+			if err != nil {
+				// The client learns why its watch ends, and watches again.
+				klog.ErrorS(err, "Encoding a watch event", "path", c.r.URL.Path, "type", e.Type)
+				if buf, err = appendEvent(buf[:0], watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(err).ErrStatus}); err == nil {
+					_, _ = c.w.Write(buf)
+				}
 				return
 			}
 			if _, err := c.w.Write(buf); err != nil {
@@ -88,6 +81,28 @@ func (c *call) serveWatch(wt rest.Watcher, opts metav1.ListOptions) {
 			}
 		}
 	}
+}
+
+// watchEvent converts an event's object to the representation the client
+// asked for: a one-row Table for kubectl get -w, or PartialObjectMetadata
+// (bookmarks too, as a metadata client decodes only meta.k8s.io kinds).
+func (c *call) watchEvent(e watch.Event) (watch.Event, error) {
+	switch {
+	case e.Type == watch.Error:
+	case c.format.As == negotiation.AsTable && e.Type != watch.Bookmark:
+		t, err := table.Convert(c.res.Table, e.Object, c.query.Get("includeObject"), c.format.AsVersion, time.Now())
+		if err != nil {
+			return e, err
+		}
+		e.Object = &t.Table
+	case c.format.As == negotiation.AsPartialObjectMetadata || c.format.As == negotiation.AsPartialObjectMetadataList:
+		pm, err := table.PartialObjectMetadata(e.Object, c.format.AsVersion)
+		if err != nil {
+			return e, err
+		}
+		e.Object = pm
+	}
+	return e, nil
 }
 
 // appendWatchEvent appends the wire form of a watch event (a meta/v1

@@ -47,7 +47,7 @@ func (c *call) attributes(op admission.Operation, obj, old runtime.Object, dryRu
 	a := &admission.Attributes{
 		Operation:   op,
 		Resource:    c.entry.GroupVersionResource(),
-		Kind:        c.entry.GroupVersionKind,
+		Kind:        c.res.GroupVersionKind,
 		Subresource: c.info.Subresource,
 		Namespace:   c.namespace,
 		Name:        c.info.Name,

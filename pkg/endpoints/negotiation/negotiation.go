@@ -164,13 +164,12 @@ func match(r mediaRange, opts Options) (Format, bool) {
 		return f, false
 	}
 	as, hasAs := r.params["as"]
+	_, hasGroup := r.params["g"]
+	_, hasVersion := r.params["v"]
 	if !hasAs {
-		for k := range r.params {
-			if k != "charset" && k != "pretty" && k != "stream" {
-				return f, false
-			}
-		}
-		return f, true
+		// A group or version asks for a conversion of no kind, which kube
+		// refuses; parameters it does not know (foo=bar) it ignores.
+		return f, !hasGroup && !hasVersion
 	}
 	if r.params["g"] != "meta.k8s.io" {
 		return f, false

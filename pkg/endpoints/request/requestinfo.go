@@ -34,6 +34,10 @@ type RequestInfo struct {
 	// Parts are the path segments after the version, relative to the
 	// namespace when there is one.
 	Parts []string
+	// InNamespacePath is true when the resource came after
+	// /namespaces/{namespace}/ in the path, which only a namespaced
+	// resource may.
+	InNamespacePath bool
 }
 
 // GroupVersionResource of a resource request.
@@ -96,6 +100,7 @@ func NewRequestInfo(r *http.Request) *RequestInfo {
 		info.Namespace = parts[1]
 		if len(parts) > 2 && !namespaceSubresources[parts[2]] {
 			parts = parts[2:]
+			info.InNamespacePath = true
 		}
 	}
 	info.Parts = parts

@@ -19,11 +19,12 @@ func parseResourceVersion(rv string) (int64, error) {
 	if rv == "" || rv == "0" {
 		return 0, nil
 	}
-	v, err := strconv.ParseInt(rv, 10, 64)
-	if err != nil || v <= 0 {
+	// Unsigned, as kube parses it: no sign, leading zeros allowed.
+	v, err := strconv.ParseUint(rv, 10, 63)
+	if err != nil {
 		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", rv))
 	}
-	return v, nil
+	return int64(v), nil
 }
 
 // getOptions maps a get's resourceVersion onto a read: unset is the most
@@ -78,7 +79,7 @@ func listOptions(opts metav1.ListOptions, pred storage.SelectionPredicate) (stor
 		case unset:
 			return out, apierrors.NewBadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
 		case zero:
-			return out, apierrors.NewBadRequest(`resourceVersionMatch "Exact" is forbidden for resourceVersion "0"`)
+			return out, apierrors.NewBadRequest(`resourceVersionMatch "exact" is forbidden for resourceVersion "0"`)
 		case opts.Continue != "":
 			return out, apierrors.NewBadRequest("resourceVersionMatch is forbidden when continue is provided")
 		}

@@ -73,6 +73,14 @@ type NamedCreater interface {
 	Create(ctx context.Context, namespace, name string, obj runtime.Object, validate ValidateObjectFunc, opts *metav1.CreateOptions) (runtime.Object, error)
 }
 
+// Describer is implemented by a subresource's storage whose objects are
+// of another kind than its resource's: serviceaccounts/token takes and
+// returns TokenRequests. Bodies are decoded, and answers encoded, as the
+// description says; others use their resource's.
+type Describer interface {
+	Describe() *Resource
+}
+
 // UpdatedObjectInfo computes an update's new object from the current one,
 // inside the store's read-modify-write loop: it may run more than once.
 type UpdatedObjectInfo interface {
