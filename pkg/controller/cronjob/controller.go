@@ -163,17 +163,20 @@ func (c *Controller) sync(ctx context.Context, key string) (*time.Duration, erro
 		}
 	}
 	cj := cached.DeepCopy()
-	requeue, updateStatus, err := c.syncCronJob(ctx, cj, owned)
-	if err != nil {
-		return nil, err
-	}
+	// A sync that fails part-way (a Job deleted for Replace, then the new
+	// one refused) still writes what it changed, as kube's does; the
+	// error then requeues the CronJob.
+	requeue, updateStatus, syncErr := c.syncCronJob(ctx, cj, owned)
 	if c.cleanupFinishedJobs(ctx, cj, owned) {
 		updateStatus = true
 	}
 	if updateStatus {
 		if err := c.writeStatus(ctx, cached, cj); err != nil {
-			return nil, err
+			return nil, errors.Join(syncErr, err)
 		}
+	}
+	if syncErr != nil {
+		return nil, syncErr
 	}
 	return requeue, nil
 }

@@ -418,3 +418,42 @@ func TestCarryOver_AppliesTheSyncsChangesToTheLiveCopy(t *testing.T) {
 		t.Fatalf("the live copy was modified: %v", live.Status.Active)
 	}
 }
+
+// A sync that fails part-way keeps what it did: here the running Job is
+// deleted to replace it, then the new Job is refused. status.active must
+// not keep naming the deleted Job.
+func TestSync_FailurePartWayStillWritesTheStatus(t *testing.T) {
+	created := at("2026-11-23T10:00:30Z")
+	first, second := at("2026-11-23T10:01:00Z"), at("2026-11-23T10:02:00Z")
+	cj := newCronJob("* * * * *", created)
+	cj.Spec.ConcurrencyPolicy = batchv1.ReplaceConcurrent
+	running := scheduledJob(cj, first, "running-uid")
+	cj.Status.Active = []corev1.ObjectReference{jobRef(running)}
+	cj.Status.LastScheduleTime = &metav1.Time{Time: first}
+
+	client := fake.NewSimpleClientset(cj, running)
+	client.PrependReactor("create", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewServiceUnavailable("etcd is away")
+	})
+	cronJobs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	jobs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	if err := cronJobs.Add(cj); err != nil {
+		t.Fatal(err)
+	}
+	if err := jobs.Add(running); err != nil {
+		t.Fatal(err)
+	}
+	c := &Controller{client: client, cronJobs: batchlisters.NewCronJobLister(cronJobs), jobs: batchlisters.NewJobLister(jobs),
+		recorder: record.NewFakeRecorder(100), clock: fakeClock{second.Add(5 * time.Second)}, local: time.UTC}
+
+	if _, err := c.sync(context.Background(), "ns/cj"); !apierrors.IsServiceUnavailable(err) {
+		t.Fatalf("sync: %v, want the refused create's error (to requeue)", err)
+	}
+	got, err := client.BatchV1().CronJobs("ns").Get(context.Background(), "cj", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Status.Active) != 0 {
+		t.Fatalf("status.active %+v still names the deleted Job", got.Status.Active)
+	}
+}
