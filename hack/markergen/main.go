@@ -68,7 +68,9 @@ func main() {
 	}
 	src := render(types, fields, enums)
 	if *out == "" {
-		os.Stdout.Write(src)
+		if _, err := os.Stdout.Write(src); err != nil {
+			log.Fatal(err)
+		}
 		return
 	}
 	if err := os.WriteFile(*out, src, 0o644); err != nil {

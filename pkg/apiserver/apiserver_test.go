@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,6 +28,12 @@ import (
 var srv *apiservertest.Server
 
 func TestMain(m *testing.M) {
+	// make test-short leaves out what needs an etcd.
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("skipped in -short mode: these tests run an embedded etcd")
+		os.Exit(0)
+	}
 	var err error
 	srv, err = apiservertest.New(func(o *apiserver.Options) {
 		if err := o.FeatureGates.Set("WatchList=true"); err != nil {
@@ -77,16 +84,19 @@ func cronJob(name string) *batchv1.CronJob {
 	}
 }
 
-func wantStatus(t *testing.T, err error, code int32, reason metav1.StatusReason) *apierrors.StatusError {
+// wantStatus fails unless err is a Status error of code and reason, and
+// returns the Status.
+func wantStatus(t *testing.T, err error, code int32, reason metav1.StatusReason) metav1.Status {
 	t.Helper()
 	se, ok := err.(*apierrors.StatusError)
 	if !ok {
 		t.Fatalf("want a Status error %d %s, got %v", code, reason, err)
 	}
-	if se.ErrStatus.Code != code || se.ErrStatus.Reason != reason {
-		t.Fatalf("want %d %s, got %d %s: %s", code, reason, se.ErrStatus.Code, se.ErrStatus.Reason, se.ErrStatus.Message)
+	s := se.ErrStatus
+	if s.Code != code || s.Reason != reason {
+		t.Fatalf("want %d %s, got %d %s: %s", code, reason, s.Code, s.Reason, s.Message)
 	}
-	return se
+	return s
 }
 
 func TestCronJob_CreateGetListUpdateDelete(t *testing.T) {
@@ -126,8 +136,8 @@ func TestCronJob_CreateGetListUpdateDelete(t *testing.T) {
 	}
 	_, err = cj.Get(ctx(t), "hello", metav1.GetOptions{})
 	se := wantStatus(t, err, 404, metav1.StatusReasonNotFound)
-	if want := `cronjobs.batch "hello" not found`; se.ErrStatus.Message != want {
-		t.Fatalf("message %q, want %q", se.ErrStatus.Message, want)
+	if want := `cronjobs.batch "hello" not found`; se.Message != want {
+		t.Fatalf("message %q, want %q", se.Message, want)
 	}
 }
 
@@ -152,8 +162,8 @@ func TestCreate_ExistingNameIsAlreadyExists(t *testing.T) {
 	}
 	_, err := cj.Create(ctx(t), cronJob("dup"), metav1.CreateOptions{})
 	se := wantStatus(t, err, 409, metav1.StatusReasonAlreadyExists)
-	if want := `cronjobs.batch "dup" already exists`; se.ErrStatus.Message != want {
-		t.Fatalf("message %q, want %q", se.ErrStatus.Message, want)
+	if want := `cronjobs.batch "dup" already exists`; se.Message != want {
+		t.Fatalf("message %q, want %q", se.Message, want)
 	}
 }
 
@@ -172,8 +182,8 @@ func TestUpdate_StaleResourceVersionIsConflict(t *testing.T) {
 	created.Spec.Schedule = "@weekly"
 	_, err = cj.Update(ctx(t), created, metav1.UpdateOptions{})
 	se := wantStatus(t, err, 409, metav1.StatusReasonConflict)
-	if !strings.Contains(se.ErrStatus.Message, "the object has been modified") {
-		t.Fatalf("message %q", se.ErrStatus.Message)
+	if !strings.Contains(se.Message, "the object has been modified") {
+		t.Fatalf("message %q", se.Message)
 	}
 	got, _ := cj.Get(ctx(t), "stale", metav1.GetOptions{})
 	if got.Spec.Schedule != "@daily" {
@@ -193,11 +203,11 @@ func TestUpdate_InvalidScheduleIsInvalidWithCause(t *testing.T) {
 	obj.Spec.Schedule = "bogus"
 	_, err := srv.Client.BatchV1().CronJobs(ns).Create(ctx(t), obj, metav1.CreateOptions{})
 	se := wantStatus(t, err, 422, metav1.StatusReasonInvalid)
-	if se.ErrStatus.Details == nil || len(se.ErrStatus.Details.Causes) == 0 || se.ErrStatus.Details.Causes[0].Field != "spec.schedule" {
-		t.Fatalf("causes: %+v", se.ErrStatus.Details)
+	if se.Details == nil || len(se.Details.Causes) == 0 || se.Details.Causes[0].Field != "spec.schedule" {
+		t.Fatalf("causes: %+v", se.Details)
 	}
-	if !strings.Contains(se.ErrStatus.Message, `spec.schedule: Invalid value: "bogus"`) {
-		t.Fatalf("message %q", se.ErrStatus.Message)
+	if !strings.Contains(se.Message, `spec.schedule: Invalid value: "bogus"`) {
+		t.Fatalf("message %q", se.Message)
 	}
 }
 
@@ -364,8 +374,8 @@ func TestWatch_FromResourceVersionSeesAddModifyDelete(t *testing.T) {
 func TestNamespaceLifecycle_MissingAndTerminatingNamespaces(t *testing.T) {
 	_, err := srv.Client.BatchV1().CronJobs("does-not-exist").Create(ctx(t), cronJob("x"), metav1.CreateOptions{})
 	se := wantStatus(t, err, 404, metav1.StatusReasonNotFound)
-	if want := `namespaces "does-not-exist" not found`; se.ErrStatus.Message != want {
-		t.Fatalf("message %q, want %q", se.ErrStatus.Message, want)
+	if want := `namespaces "does-not-exist" not found`; se.Message != want {
+		t.Fatalf("message %q, want %q", se.Message, want)
 	}
 	ns := namespace(t)
 	if err := srv.Client.CoreV1().Namespaces().Delete(ctx(t), ns, metav1.DeleteOptions{}); err != nil {

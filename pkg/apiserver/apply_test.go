@@ -57,10 +57,10 @@ func TestApply_FieldOwnershipTable(t *testing.T) {
 	// Another manager, another value, no force: conflict, nothing changes.
 	_, err = apply(t, ns, "ssa", "mgr-b", applyBody("ssa", "@daily", ""), false)
 	se := wantStatus(t, err, 409, metav1.StatusReasonConflict)
-	if want := `Apply failed with 1 conflict: conflict with "mgr-a": .spec.schedule`; se.ErrStatus.Message != want {
-		t.Fatalf("message %q, want %q", se.ErrStatus.Message, want)
+	if want := `Apply failed with 1 conflict: conflict with "mgr-a": .spec.schedule`; se.Message != want {
+		t.Fatalf("message %q, want %q", se.Message, want)
 	}
-	if c := se.ErrStatus.Details.Causes; len(c) != 1 || c[0].Field != ".spec.schedule" || c[0].Type != metav1.CauseTypeFieldManagerConflict {
+	if c := se.Details.Causes; len(c) != 1 || c[0].Field != ".spec.schedule" || c[0].Type != metav1.CauseTypeFieldManagerConflict {
 		t.Fatalf("causes %+v", c)
 	}
 

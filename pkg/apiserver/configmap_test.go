@@ -50,8 +50,8 @@ func TestConfigMap_CreateGetListUpdateDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = cms.Get(ctx(t), "app", metav1.GetOptions{})
-	if se := wantStatus(t, err, 404, metav1.StatusReasonNotFound); se.ErrStatus.Message != `configmaps "app" not found` {
-		t.Fatalf("message %q", se.ErrStatus.Message)
+	if se := wantStatus(t, err, 404, metav1.StatusReasonNotFound); se.Message != `configmaps "app" not found` {
+		t.Fatalf("message %q", se.Message)
 	}
 }
 
@@ -67,8 +67,8 @@ func TestConfigMap_InvalidKeysAndSize(t *testing.T) {
 	se := wantStatus(t, err, 422, metav1.StatusReasonInvalid)
 	want := `ConfigMap "bad" is invalid: [data[a b]: Invalid value: "a b": ` + configMapKeyMsg +
 		`, data[dup]: Invalid value: "dup": duplicate of key present in binaryData, binaryData[c/d]: Invalid value: "c/d": ` + configMapKeyMsg + `]`
-	if se.ErrStatus.Message != want {
-		t.Fatalf("message:\n%s\nwant:\n%s", se.ErrStatus.Message, want)
+	if se.Message != want {
+		t.Fatalf("message:\n%s\nwant:\n%s", se.Message, want)
 	}
 	_, err = cms.Create(ctx(t), &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "big"},
@@ -76,10 +76,10 @@ func TestConfigMap_InvalidKeysAndSize(t *testing.T) {
 		BinaryData: map[string][]byte{"b": bytes.Repeat([]byte("y"), 400000)},
 	}, metav1.CreateOptions{})
 	se = wantStatus(t, err, 422, metav1.StatusReasonInvalid)
-	if want := `ConfigMap "big" is invalid: []: Too long: must have at most 1048576 bytes`; se.ErrStatus.Message != want {
-		t.Fatalf("message %q, want %q", se.ErrStatus.Message, want)
+	if want := `ConfigMap "big" is invalid: []: Too long: must have at most 1048576 bytes`; se.Message != want {
+		t.Fatalf("message %q, want %q", se.Message, want)
 	}
-	if c := se.ErrStatus.Details.Causes; len(c) != 1 || c[0].Field != "[]" || c[0].Type != metav1.CauseType("FieldValueTooLong") {
+	if c := se.Details.Causes; len(c) != 1 || c[0].Field != "[]" || c[0].Type != metav1.CauseType("FieldValueTooLong") {
 		t.Fatalf("causes %+v", c)
 	}
 }
@@ -103,15 +103,15 @@ func TestConfigMap_ImmutableKeepsDataAndCannotBeUnset(t *testing.T) {
 	se := wantStatus(t, err, 422, metav1.StatusReasonInvalid)
 	want := "ConfigMap \"imm\" is invalid: [immutable: Forbidden: field is immutable when `immutable` is set, " +
 		"data: Forbidden: field is immutable when `immutable` is set, binaryData: Forbidden: field is immutable when `immutable` is set]"
-	if se.ErrStatus.Message != want {
-		t.Fatalf("message:\n%s\nwant:\n%s", se.ErrStatus.Message, want)
+	if se.Message != want {
+		t.Fatalf("message:\n%s\nwant:\n%s", se.Message, want)
 	}
 	unset := created.DeepCopy()
 	unset.Immutable = boolPtr(false)
 	_, err = cms.Update(ctx(t), unset, metav1.UpdateOptions{})
 	se = wantStatus(t, err, 422, metav1.StatusReasonInvalid)
-	if want := "ConfigMap \"imm\" is invalid: immutable: Forbidden: field is immutable when `immutable` is set"; se.ErrStatus.Message != want {
-		t.Fatalf("message %q", se.ErrStatus.Message)
+	if want := "ConfigMap \"imm\" is invalid: immutable: Forbidden: field is immutable when `immutable` is set"; se.Message != want {
+		t.Fatalf("message %q", se.Message)
 	}
 	// Metadata stays writable.
 	labelled := created.DeepCopy()
@@ -215,8 +215,8 @@ func TestSecret_StringDataFoldedIntoDataAndStoredAsKube(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = secrets.Get(ctx(t), "kube-secret", metav1.GetOptions{})
-	if se := wantStatus(t, err, 404, metav1.StatusReasonNotFound); se.ErrStatus.Message != `secrets "kube-secret" not found` {
-		t.Fatalf("message %q", se.ErrStatus.Message)
+	if se := wantStatus(t, err, 404, metav1.StatusReasonNotFound); se.Message != `secrets "kube-secret" not found` {
+		t.Fatalf("message %q", se.Message)
 	}
 }
 
@@ -236,8 +236,8 @@ func TestSecret_TypedSecretsAndImmutability(t *testing.T) {
 		{corev1.SecretTypeTLS, `Secret "s" is invalid: [data[tls.crt]: Required value, data[tls.key]: Required value]`},
 	} {
 		_, err := secrets.Create(ctx(t), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Type: tc.typ}, metav1.CreateOptions{})
-		if se := wantStatus(t, err, 422, metav1.StatusReasonInvalid); se.ErrStatus.Message != tc.want {
-			t.Errorf("%s: %q, want %q", tc.typ, se.ErrStatus.Message, tc.want)
+		if se := wantStatus(t, err, 422, metav1.StatusReasonInvalid); se.Message != tc.want {
+			t.Errorf("%s: %q, want %q", tc.typ, se.Message, tc.want)
 		}
 	}
 	_, err := secrets.Create(ctx(t), &corev1.Secret{
@@ -246,8 +246,8 @@ func TestSecret_TypedSecretsAndImmutability(t *testing.T) {
 		StringData: map[string]string{".dockerconfigjson": "{bad"},
 	}, metav1.CreateOptions{})
 	se := wantStatus(t, err, 422, metav1.StatusReasonInvalid)
-	if want := `Secret "dj" is invalid: data[.dockerconfigjson]: Invalid value: "<secret contents redacted>": invalid character 'b' looking for beginning of object key string`; se.ErrStatus.Message != want {
-		t.Fatalf("message %q", se.ErrStatus.Message)
+	if want := `Secret "dj" is invalid: data[.dockerconfigjson]: Invalid value: "<secret contents redacted>": invalid character 'b' looking for beginning of object key string`; se.Message != want {
+		t.Fatalf("message %q", se.Message)
 	}
 	// kube leaves bootstrap tokens to their consumers.
 	if _, err := secrets.Create(ctx(t), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "bootstrap-token-abcdef"}, Type: corev1.SecretTypeBootstrapToken}, metav1.CreateOptions{}); err != nil {
@@ -270,8 +270,8 @@ func TestSecret_TypedSecretsAndImmutability(t *testing.T) {
 	se = wantStatus(t, err, 422, metav1.StatusReasonInvalid)
 	want := "Secret \"imm\" is invalid: [type: Invalid value: \"Other\": field is immutable, immutable: Forbidden: field is immutable when `immutable` is set, " +
 		"data: Forbidden: field is immutable when `immutable` is set]"
-	if se.ErrStatus.Message != want {
-		t.Fatalf("message:\n%s\nwant:\n%s", se.ErrStatus.Message, want)
+	if se.Message != want {
+		t.Fatalf("message:\n%s\nwant:\n%s", se.Message, want)
 	}
 	// stringData that repeats data changes nothing.
 	same := created.DeepCopy()

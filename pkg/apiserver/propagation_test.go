@@ -38,8 +38,9 @@ func TestDelete_PropagationPolicySetsGarbageCollectorFinalizers(t *testing.T) {
 		{"job background", "jobs", metav1.DeleteOptions{PropagationPolicy: &background}, nil},
 		{"cronjob orphan", "cronjobs", metav1.DeleteOptions{PropagationPolicy: &orphan}, []string{metav1.FinalizerOrphanDependents}},
 		{"cronjob foreground", "cronjobs", metav1.DeleteOptions{PropagationPolicy: &foreground}, []string{metav1.FinalizerDeleteDependents}},
-		{"orphanDependents true", "cronjobs", metav1.DeleteOptions{OrphanDependents: &yes}, []string{metav1.FinalizerOrphanDependents}},
-		{"orphanDependents false on a job", "jobs", metav1.DeleteOptions{OrphanDependents: &no}, nil},
+		// The deprecated field is still honoured, as kube honours it.
+		{"orphanDependents true", "cronjobs", metav1.DeleteOptions{OrphanDependents: &yes}, []string{metav1.FinalizerOrphanDependents}}, //nolint:staticcheck
+		{"orphanDependents false on a job", "jobs", metav1.DeleteOptions{OrphanDependents: &no}, nil},                                   //nolint:staticcheck
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := namespace(t)

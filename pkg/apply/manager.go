@@ -206,7 +206,10 @@ func (m *Manager) Update(live, obj runtime.Object, manager, subresource string, 
 	}
 	entries := om.GetManagedFields()
 	if len(entries) == 0 && live != nil {
-		lm, _ := meta.Accessor(live)
+		lm, err := meta.Accessor(live)
+		if err != nil {
+			return err
+		}
 		entries = lm.GetManagedFields()
 	}
 	if isReset(entries) {
@@ -290,7 +293,10 @@ func (m *Manager) Apply(live, empty runtime.Object, patch map[string]interface{}
 	if base == nil {
 		base = empty
 	}
-	bm, _ := meta.Accessor(base)
+	bm, err := meta.Accessor(base)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
 	mf, err := decodeManaged(bm.GetManagedFields())
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -328,7 +334,10 @@ func (m *Manager) Apply(live, empty runtime.Object, patch map[string]interface{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, out); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	om, _ := meta.Accessor(out)
+	om, err := meta.Accessor(out)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
 	// The system fields of the stored object survive the merge, which
 	// ignores them.
 	om.SetUID(bm.GetUID())

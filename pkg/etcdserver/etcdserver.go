@@ -16,6 +16,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
+	"k8s.io/klog/v2"
 )
 
 // Config of an embedded etcd.
@@ -31,6 +32,7 @@ type Server struct {
 	etcd      *embed.Etcd
 	client    *clientv3.Client
 	closeOnce sync.Once
+	closeErr  error
 }
 
 // Start starts etcd and waits until it serves, for up to a minute.
@@ -95,13 +97,14 @@ func freeURL() (*url.URL, error) {
 // and its embedded etcd.
 func (s *Server) Client() *clientv3.Client { return s.client }
 
-// Close stops etcd; it may be called more than once.
+// Close stops etcd; it may be called more than once, and reports the
+// first call's error.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
-		s.client.Close()
+		s.closeErr = s.client.Close()
 		s.etcd.Close()
 	})
-	return nil
+	return s.closeErr
 }
 
 // StartTemp starts an etcd in a new temporary directory, for tests; stop
@@ -116,7 +119,9 @@ func StartTemp(ctx context.Context) (s *Server, stop func(), err error) {
 		return nil, nil, err
 	}
 	return s, func() {
-		s.Close()
+		if err := s.Close(); err != nil {
+			klog.Warningf("closing the etcd client: %v", err)
+		}
 		os.RemoveAll(dir)
 	}, nil
 }

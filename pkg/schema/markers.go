@@ -38,7 +38,7 @@ type FieldMarkers struct {
 
 // typeName is the key of a Go type in the generated data.
 func typeName(t reflect.Type) string {
-	for t.Kind() == reflect.Ptr {
+	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	return t.PkgPath() + "." + t.Name()

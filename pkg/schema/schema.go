@@ -137,7 +137,7 @@ type builder struct {
 // of returns the schema of a field or element of type t: inline for
 // scalars and containers, a reference for structs.
 func (b *builder) of(t reflect.Type) *Schema {
-	for t.Kind() == reflect.Ptr {
+	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch t {
@@ -223,7 +223,7 @@ func (b *builder) fields(t reflect.Type, def *Schema) {
 		}
 		if strings.Contains(opts, "inline") || (f.Anonymous && name == "") {
 			ft := f.Type
-			for ft.Kind() == reflect.Ptr {
+			for ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
 			}
 			b.fields(ft, def)

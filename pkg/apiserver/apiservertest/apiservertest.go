@@ -110,7 +110,10 @@ func (s *Server) Stop() {
 	if s.cancel != nil {
 		s.cancel()
 		select {
-		case <-s.done:
+		case err := <-s.done:
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "apiservertest: serving ended with %v\n", err)
+			}
 		case <-time.After(10 * time.Second):
 		}
 	}

@@ -1,6 +1,7 @@
 package authenticator
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -21,11 +22,11 @@ func TestLoadTokenFile_ReadsKubeFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, ok, _ := set.AuthenticateToken(nil, "admin-token")
+	u, ok, _ := set.AuthenticateToken(context.Background(), "admin-token")
 	if !ok || u.Name != "admin" || u.UID != "admin-uid" || !reflect.DeepEqual(u.Groups, []string{"system:masters", "ops"}) {
 		t.Fatalf("admin: %+v", u)
 	}
-	if u, ok, _ := set.AuthenticateToken(nil, "alice-token"); !ok || u.Name != "alice" || len(u.Groups) != 0 {
+	if u, ok, _ := set.AuthenticateToken(context.Background(), "alice-token"); !ok || u.Name != "alice" || len(u.Groups) != 0 {
 		t.Fatalf("alice: %+v", u)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 	"github.com/cronplane/cronplane/pkg/storage"
@@ -26,11 +25,9 @@ const (
 	IncludeObject   = "Object"
 )
 
-var nameDescription = metav1.ObjectMeta{}.SwaggerDoc()["name"]
-
 // defaultColumns are those of a resource without columns of its own.
 var defaultColumns = []metav1.TableColumnDefinition{
-	{Name: "Name", Type: "string", Format: "name", Description: nameDescription},
+	rest.NameColumn,
 	{Name: "Created At", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},
 }
 
@@ -167,17 +164,3 @@ func defaultCells(obj runtime.Object, _ time.Time) []interface{} {
 	}
 	return []interface{}{m.GetName(), m.GetCreationTimestamp().UTC().Format(time.RFC3339)}
 }
-
-// Age renders how long ago t was, as kubectl shows ages.
-func Age(t metav1.Time, now time.Time) string {
-	if t.IsZero() {
-		return "<unknown>"
-	}
-	return duration.HumanDuration(now.Sub(t.Time))
-}
-
-// NameColumn and AgeColumn are the first and usual last columns.
-var (
-	NameColumn = metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: nameDescription}
-	AgeColumn  = metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]}
-)

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
 	// The time zone database, for scratch images without one.
 	_ "time/tzdata"
 

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 
-	"github.com/cronplane/cronplane/pkg/endpoints/table"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
 
@@ -24,31 +23,31 @@ var templateColumns = []metav1.TableColumnDefinition{
 
 var cronJobTable = &rest.TableSpec{
 	Columns: append([]metav1.TableColumnDefinition{
-		table.NameColumn,
+		rest.NameColumn,
 		{Name: "Schedule", Type: "string", Description: batchv1.CronJobSpec{}.SwaggerDoc()["schedule"]},
 		{Name: "Suspend", Type: "boolean", Description: batchv1.CronJobSpec{}.SwaggerDoc()["suspend"]},
 		{Name: "Active", Type: "integer", Description: batchv1.CronJobStatus{}.SwaggerDoc()["active"]},
 		{Name: "Last Schedule", Type: "string", Description: batchv1.CronJobStatus{}.SwaggerDoc()["lastScheduleTime"]},
-		table.AgeColumn,
+		rest.AgeColumn,
 	}, templateColumns...),
 	Cells: func(obj runtime.Object, now time.Time) []interface{} {
 		cj := obj.(*batchv1.CronJob)
 		last := "<none>"
 		if cj.Status.LastScheduleTime != nil {
-			last = table.Age(*cj.Status.LastScheduleTime, now)
+			last = rest.Age(*cj.Status.LastScheduleTime, now)
 		}
 		names, images := containerCells(cj.Spec.JobTemplate.Spec.Template.Spec.Containers)
 		return []interface{}{cj.Name, cj.Spec.Schedule, boolCell(cj.Spec.Suspend), int64(len(cj.Status.Active)), last,
-			table.Age(cj.CreationTimestamp, now), names, images, selectorCell(cj.Spec.JobTemplate.Spec.Selector)}
+			rest.Age(cj.CreationTimestamp, now), names, images, selectorCell(cj.Spec.JobTemplate.Spec.Selector)}
 	},
 }
 
 var jobTable = &rest.TableSpec{
 	Columns: append([]metav1.TableColumnDefinition{
-		table.NameColumn,
+		rest.NameColumn,
 		{Name: "Completions", Type: "string", Description: batchv1.JobStatus{}.SwaggerDoc()["succeeded"]},
 		{Name: "Duration", Type: "string", Description: "Time the job took, or has been running, since it started."},
-		table.AgeColumn,
+		rest.AgeColumn,
 	}, templateColumns...),
 	Cells: func(obj runtime.Object, now time.Time) []interface{} {
 		job := obj.(*batchv1.Job)
@@ -70,7 +69,7 @@ var jobTable = &rest.TableSpec{
 			took = duration.HumanDuration(end.Sub(start.Time))
 		}
 		names, images := containerCells(job.Spec.Template.Spec.Containers)
-		return []interface{}{job.Name, completions, took, table.Age(job.CreationTimestamp, now), names, images, selectorCell(job.Spec.Selector)}
+		return []interface{}{job.Name, completions, took, rest.Age(job.CreationTimestamp, now), names, images, selectorCell(job.Spec.Selector)}
 	},
 }
 

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/cronplane/cronplane/pkg/codec"
-	"github.com/cronplane/cronplane/pkg/endpoints/table"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
@@ -30,9 +29,9 @@ func Resources() []*generic.Resource {
 			NewList:          func() runtime.Object { return &coordinationv1.LeaseList{} },
 			Table: &rest.TableSpec{
 				Columns: []metav1.TableColumnDefinition{
-					table.NameColumn,
+					rest.NameColumn,
 					{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
-					table.AgeColumn,
+					rest.AgeColumn,
 				},
 				Cells: func(obj runtime.Object, now time.Time) []interface{} {
 					l := obj.(*coordinationv1.Lease)
@@ -40,7 +39,7 @@ func Resources() []*generic.Resource {
 					if l.Spec.HolderIdentity != nil {
 						holder = *l.Spec.HolderIdentity
 					}
-					return []interface{}{l.Name, holder, table.Age(l.CreationTimestamp, now)}
+					return []interface{}{l.Name, holder, rest.Age(l.CreationTimestamp, now)}
 				},
 			},
 		},

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/cronplane/cronplane/pkg/codec"
-	"github.com/cronplane/cronplane/pkg/endpoints/table"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
@@ -162,12 +161,12 @@ func validateCoreMetaUpdate(m, old *metav1.ObjectMeta) field.ErrorList {
 
 var configMapTable = &rest.TableSpec{
 	Columns: []metav1.TableColumnDefinition{
-		table.NameColumn,
+		rest.NameColumn,
 		{Name: "Data", Type: "string", Description: corev1.ConfigMap{}.SwaggerDoc()["data"]},
-		table.AgeColumn,
+		rest.AgeColumn,
 	},
 	Cells: func(obj runtime.Object, now time.Time) []interface{} {
 		cm := obj.(*corev1.ConfigMap)
-		return []interface{}{cm.Name, int64(len(cm.Data) + len(cm.BinaryData)), table.Age(cm.CreationTimestamp, now)}
+		return []interface{}{cm.Name, int64(len(cm.Data) + len(cm.BinaryData)), rest.Age(cm.CreationTimestamp, now)}
 	},
 }

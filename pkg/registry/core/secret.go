@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/cronplane/cronplane/pkg/codec"
-	"github.com/cronplane/cronplane/pkg/endpoints/table"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
@@ -184,13 +183,13 @@ func validateSecretData(s *corev1.Secret) field.ErrorList {
 
 var secretTable = &rest.TableSpec{
 	Columns: []metav1.TableColumnDefinition{
-		table.NameColumn,
+		rest.NameColumn,
 		{Name: "Type", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["type"]},
 		{Name: "Data", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["data"]},
-		table.AgeColumn,
+		rest.AgeColumn,
 	},
 	Cells: func(obj runtime.Object, now time.Time) []interface{} {
 		s := obj.(*corev1.Secret)
-		return []interface{}{s.Name, string(s.Type), int64(len(s.Data)), table.Age(s.CreationTimestamp, now)}
+		return []interface{}{s.Name, string(s.Type), int64(len(s.Data)), rest.Age(s.CreationTimestamp, now)}
 	},
 }

@@ -8,19 +8,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/cronplane/cronplane/pkg/endpoints/table"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
 
 var namespaceTable = &rest.TableSpec{
 	Columns: []metav1.TableColumnDefinition{
-		table.NameColumn,
+		rest.NameColumn,
 		{Name: "Status", Type: "string", Description: corev1.NamespaceStatus{}.SwaggerDoc()["phase"]},
-		table.AgeColumn,
+		rest.AgeColumn,
 	},
 	Cells: func(obj runtime.Object, now time.Time) []interface{} {
 		ns := obj.(*corev1.Namespace)
-		return []interface{}{ns.Name, string(ns.Status.Phase), table.Age(ns.CreationTimestamp, now)}
+		return []interface{}{ns.Name, string(ns.Status.Phase), rest.Age(ns.CreationTimestamp, now)}
 	},
 }
 
@@ -45,17 +44,17 @@ var EventTable = &rest.TableSpec{
 
 // EventCells are the cells of one event's row.
 func EventCells(e *corev1.Event, now time.Time) []interface{} {
-	first := table.Age(e.FirstTimestamp, now)
+	first := rest.Age(e.FirstTimestamp, now)
 	if e.FirstTimestamp.IsZero() {
-		first = table.Age(metav1.Time{Time: e.EventTime.Time}, now)
+		first = rest.Age(metav1.Time{Time: e.EventTime.Time}, now)
 	}
-	last := table.Age(e.LastTimestamp, now)
+	last := rest.Age(e.LastTimestamp, now)
 	if e.LastTimestamp.IsZero() {
 		last = first
 	}
 	count := e.Count
 	if e.Series != nil {
-		last = table.Age(metav1.Time{Time: e.Series.LastObservedTime.Time}, now)
+		last = rest.Age(metav1.Time{Time: e.Series.LastObservedTime.Time}, now)
 		count = e.Series.Count
 	} else if count == 0 {
 		count = 1

@@ -106,7 +106,7 @@ func (s *Store) beforeCreate(ctx context.Context, namespace string, obj runtime.
 	obj.GetObjectKind().SetGroupVersionKind(s.Resource.GroupVersionKind)
 	errs := append(s.validateMeta(m), s.strategy.Validate(obj)...)
 	if len(errs) > 0 {
-		return apierrors.NewInvalid(s.Resource.GroupVersionKind.GroupKind(), m.GetName(), errs)
+		return apierrors.NewInvalid(s.Resource.GroupKind(), m.GetName(), errs)
 	}
 	if w, ok := s.strategy.(WarningStrategy); ok {
 		for _, text := range w.WarningsOnCreate(obj) {

@@ -149,7 +149,7 @@ func (s *Store) beforeUpdate(ctx context.Context, namespace string, obj, old run
 	errs = append(errs, s.validateMeta(m)...)
 	errs = append(errs, s.strategy.ValidateUpdate(obj, old)...)
 	if len(errs) > 0 {
-		return apierrors.NewInvalid(s.Resource.GroupVersionKind.GroupKind(), m.GetName(), errs)
+		return apierrors.NewInvalid(s.Resource.GroupKind(), m.GetName(), errs)
 	}
 	if w, ok := s.strategy.(WarningStrategy); ok {
 		for _, text := range w.WarningsOnUpdate(obj, old) {

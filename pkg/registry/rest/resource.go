@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	cronschema "github.com/cronplane/cronplane/pkg/schema"
 )
@@ -91,4 +92,18 @@ type TableSpec struct {
 	// Cells returns one row's cells, in column order, for an object of the
 	// served type; now is when the table is rendered (for ages).
 	Cells func(obj runtime.Object, now time.Time) []interface{}
+}
+
+// NameColumn and AgeColumn are a Table's usual first and last columns.
+var (
+	NameColumn = metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]}
+	AgeColumn  = metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]}
+)
+
+// Age renders how long ago t was, as kubectl shows ages.
+func Age(t metav1.Time, now time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(now.Sub(t.Time))
 }

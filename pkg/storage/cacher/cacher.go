@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/storage"
 )
@@ -364,7 +365,9 @@ func (c *Cache) waitFor(ctx context.Context, rv int64) error {
 		select {
 		case <-advanced:
 		case <-tick:
-			_ = progress.RequestProgress(ctx)
+			if err := progress.RequestProgress(ctx); err != nil {
+				klog.V(2).InfoS("Requesting watch progress", "prefix", c.prefix, "err", err)
+			}
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-deadline.C:
@@ -386,7 +389,9 @@ func (c *Cache) syncConsistent(ctx context.Context) error {
 		return nil
 	}
 	if p, ok := c.backend.(ProgressRequester); ok {
-		_ = p.RequestProgress(ctx)
+		if err := p.RequestProgress(ctx); err != nil {
+			klog.V(2).InfoS("Requesting watch progress", "prefix", c.prefix, "err", err)
+		}
 	}
 	return c.waitFor(ctx, rv)
 }

@@ -2,6 +2,7 @@ package etcd3_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -13,6 +14,12 @@ import (
 var etcd *etcdserver.Server
 
 func TestMain(m *testing.M) {
+	// make test-short leaves out what needs an etcd.
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("skipped in -short mode: these tests run an embedded etcd")
+		os.Exit(0)
+	}
 	var stop func()
 	var err error
 	if etcd, stop, err = etcdserver.StartTemp(context.Background()); err != nil {

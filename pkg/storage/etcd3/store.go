@@ -531,10 +531,14 @@ func (s *Store) convert(ev *clientv3.Event, pred storage.SelectionPredicate) (wa
 	}
 	curMatch, prevMatch := false, false
 	if cur != nil {
-		curMatch, _ = pred.Matches(cur)
+		if curMatch, err = pred.Matches(cur); err != nil {
+			return watch.Event{}, false, err
+		}
 	}
 	if prev != nil {
-		prevMatch, _ = pred.Matches(prev)
+		if prevMatch, err = pred.Matches(prev); err != nil {
+			return watch.Event{}, false, err
+		}
 	}
 	switch {
 	case ev.Type == clientv3.EventTypeDelete:
