@@ -118,10 +118,14 @@ func (c *call) serve() (int, runtime.Object, error) {
 	case "create":
 		if c.info.Subresource != "" {
 			if nc, ok := c.storage.(rest.NamedCreater); ok {
-				return c.namedCreate(nc)
+				return c.create(func(ctx context.Context, obj runtime.Object, validate rest.ValidateObjectFunc, opts *metav1.CreateOptions) (runtime.Object, error) {
+					return nc.Create(ctx, c.namespace, c.info.Name, obj, validate, opts)
+				})
 			}
 		} else if cr, ok := c.storage.(rest.Creater); ok {
-			return c.create(cr)
+			return c.create(func(ctx context.Context, obj runtime.Object, validate rest.ValidateObjectFunc, opts *metav1.CreateOptions) (runtime.Object, error) {
+				return cr.Create(ctx, c.namespace, obj, validate, opts)
+			})
 		}
 	case "update":
 		if u, ok := c.storage.(rest.Updater); ok {
@@ -223,24 +227,25 @@ func (h *Handler) newCall(w http.ResponseWriter, r *http.Request) (*call, error)
 // a create; the cluster-wide collection of a namespaced resource lists
 // and watches only.
 func servesPath(s rest.Storage, named, subresource, allNamespaces bool) bool {
-	_, getter := s.(rest.Getter)
-	_, updater := s.(rest.Updater)
-	_, patcher := s.(rest.Patcher)
-	_, deleter := s.(rest.GracefulDeleter)
-	_, namedCreater := s.(rest.NamedCreater)
-	_, lister := s.(rest.Lister)
-	_, watcher := s.(rest.Watcher)
-	_, creater := s.(rest.Creater)
-	_, collectionDeleter := s.(rest.CollectionDeleter)
-	switch {
+	switch verbs := registry.Verbs(s); {
 	case subresource:
-		return getter || updater || patcher || namedCreater
+		return anyOf(verbs, "get", "update", "patch", "create")
 	case named:
-		return getter || updater || patcher || deleter
+		return anyOf(verbs, "get", "update", "patch", "delete")
 	case allNamespaces:
-		return lister || watcher
+		return anyOf(verbs, "list", "watch")
+	default:
+		return anyOf(verbs, "list", "watch", "create", "deletecollection")
 	}
-	return lister || watcher || creater || collectionDeleter
+}
+
+func anyOf(verbs []string, want ...string) bool {
+	for _, w := range want {
+		if contains(verbs, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
@@ -334,7 +339,12 @@ func (c *call) list(l rest.Lister, opts metav1.ListOptions) (int, runtime.Object
 	return http.StatusOK, obj, err
 }
 
-func (c *call) create(cr rest.Creater) (int, runtime.Object, error) {
+// createFunc stores a new object through a Creater or a NamedCreater.
+type createFunc func(ctx context.Context, obj runtime.Object, validate rest.ValidateObjectFunc, opts *metav1.CreateOptions) (runtime.Object, error)
+
+// create serves a POST: to a collection, or to a subresource of a named
+// object, such as a TokenRequest to serviceaccounts/{name}/token.
+func (c *call) create(store createFunc) (int, runtime.Object, error) {
 	opts, err := createOptions(c.query)
 	if err != nil {
 		return 0, nil, err
@@ -354,28 +364,7 @@ func (c *call) create(cr rest.Creater) (int, runtime.Object, error) {
 	if err := c.admit(ctx, admission.Create, obj, nil, opts.DryRun, opts); err != nil {
 		return 0, nil, err
 	}
-	out, err := cr.Create(ctx, c.namespace, obj, c.validateObject(admission.Create, opts.DryRun, opts), opts)
-	return http.StatusCreated, out, err
-}
-
-// namedCreate serves a POST to a subresource of a named object, such as
-// a TokenRequest to serviceaccounts/{name}/token. The object is of the
-// subresource's own kind; the resource's managedFields are not involved.
-func (c *call) namedCreate(nc rest.NamedCreater) (int, runtime.Object, error) {
-	opts, err := createOptions(c.query)
-	if err != nil {
-		return 0, nil, err
-	}
-	obj, err := c.decode(opts.FieldValidation)
-	if err != nil {
-		return 0, nil, err
-	}
-	opts.FieldManager = managerOrUserAgent(opts.FieldManager, c.r.UserAgent())
-	ctx := c.r.Context()
-	if err := c.admit(ctx, admission.Create, obj, nil, opts.DryRun, opts); err != nil {
-		return 0, nil, err
-	}
-	out, err := nc.Create(ctx, c.namespace, c.info.Name, obj, c.validateObject(admission.Create, opts.DryRun, opts), opts)
+	out, err := store(ctx, obj, c.validateObject(admission.Create, opts.DryRun, opts), opts)
 	return http.StatusCreated, out, err
 }
 

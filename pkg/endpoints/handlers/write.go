@@ -33,9 +33,10 @@ func uidPrecondition(uid types.UID) *metav1.Preconditions {
 }
 
 // recordFields records in obj's managedFields what manager changed from
-// live (nil for a new object), if the resource keeps them.
+// live (nil for a new object), if the resource keeps them. Objects of a
+// subresource's own kind (a TokenRequest) keep none.
 func (c *call) recordFields(live, obj runtime.Object, manager string) error {
-	if c.entry.Fields == nil {
+	if c.entry.Fields == nil || c.res != c.entry.Resource {
 		return nil
 	}
 	return c.entry.Fields.Update(live, obj, manager, c.info.Subresource, time.Now())
