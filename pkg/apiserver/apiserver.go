@@ -168,6 +168,8 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	tokens.Add(s.AdminToken, &user.Info{Name: "cronplane-admin", UID: "cronplane-admin", Groups: []string{"system:masters"}})
 	controllerToken := randomToken()
 	tokens.Add(controllerToken, &user.Info{Name: "system:kube-controller-manager", UID: "system:kube-controller-manager"})
+	// Bearer tokens are tried against each of these in turn.
+	tokenAuth := authenticator.Tokens{tokens}
 
 	s.Registry = registry.New()
 	if err := s.installResources(resources, served); err != nil {
@@ -176,7 +178,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if err := s.bootstrapNamespaces(ctx); err != nil {
 		return nil, err
 	}
-	s.handler = s.buildChain(tokens)
+	s.handler = s.buildChain(tokenAuth)
 
 	tlsConfig, err := s.tlsConfig()
 	if err != nil {
@@ -376,7 +378,7 @@ func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 // publicPaths may be read without credentials.
 var publicPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true}
 
-func (s *Server) buildChain(tokens *authenticator.TokenSet) http.Handler {
+func (s *Server) buildChain(tokens authenticator.Token) http.Handler {
 	resources := &handlers.Handler{Registry: s.Registry, Admission: s.admissionChain(), MinRequestTimeout: s.opts.MinRequestTimeout, FeatureGates: s.opts.FeatureGates}
 	disc := &discovery.Handler{Registry: s.Registry}
 	// Paths are taken as sent: an unclean path is not redirected (a client

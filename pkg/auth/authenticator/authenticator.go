@@ -23,6 +23,25 @@ type Token interface {
 	AuthenticateToken(ctx context.Context, token string) (u *user.Info, ok bool, err error)
 }
 
+// Tokens asks token authenticators in order: the first that recognizes a
+// token decides. A token none recognizes is unknown; the failures of
+// those that could not decide are returned with it.
+type Tokens []Token
+
+func (ts Tokens) AuthenticateToken(ctx context.Context, token string) (*user.Info, bool, error) {
+	var errs []error
+	for _, t := range ts {
+		u, ok, err := t.AuthenticateToken(ctx, token)
+		if ok {
+			return u, true, nil
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return nil, false, errors.Join(errs...)
+}
+
 // TokenSet is a fixed set of bearer tokens.
 type TokenSet struct {
 	mu     sync.RWMutex
