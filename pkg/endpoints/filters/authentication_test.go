@@ -15,34 +15,39 @@ func TestWithAuthentication_TokensAnonymousAnd401(t *testing.T) {
 	set := authenticator.NewTokenSet()
 	set.Add("good", &user.Info{Name: "bob", Groups: []string{"devs"}})
 	var seen *user.Info
-	h := WithAuthentication(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen, _ = user.From(r.Context())
 		if r.Header.Get("Authorization") != "" {
 			t.Error("credentials passed on")
 		}
-	}), set, func(r *http.Request) bool { return r.URL.Path == "/healthz" })
+	})
 	cases := []struct {
-		path, header string
-		code         int
-		user         string
+		header    string
+		anonymous bool
+		code      int
+		user      string
 	}{
-		{"/api", "Bearer good", 200, "bob"},
-		{"/api", "bearer  good ", 200, "bob"},
-		{"/api", "Bearer bad", 401, ""},
-		{"/api", "", 401, ""},
-		{"/healthz", "", 200, user.Anonymous},
-		{"/healthz", "Bearer bad", 401, ""},
+		{"Bearer good", true, 200, "bob"},
+		{"bearer  good ", true, 200, "bob"},
+		// Bad credentials are never anonymous.
+		{"Bearer bad", true, 401, ""},
+		{"Bearer bad", false, 401, ""},
+		// No credentials, or none of a kind the server reads, are.
+		{"", true, 200, user.Anonymous},
+		{"Basic dXNlcjpwYXNz", true, 200, user.Anonymous},
+		{"", false, 401, ""},
 	}
 	for _, tc := range cases {
 		seen = nil
-		r := httptest.NewRequest("GET", tc.path, nil)
+		h := WithAuthentication(next, authenticator.Union{authenticator.BearerToken{Token: set}}, tc.anonymous)
+		r := httptest.NewRequest("GET", "/api", nil)
 		if tc.header != "" {
 			r.Header.Set("Authorization", tc.header)
 		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		if w.Code != tc.code {
-			t.Fatalf("%s %q: code %d, want %d", tc.path, tc.header, w.Code, tc.code)
+			t.Fatalf("%q anonymous=%v: code %d, want %d", tc.header, tc.anonymous, w.Code, tc.code)
 		}
 		if tc.code == 401 {
 			want := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}`
@@ -52,10 +57,14 @@ func TestWithAuthentication_TokensAnonymousAnd401(t *testing.T) {
 			continue
 		}
 		if seen == nil || seen.Name != tc.user {
-			t.Fatalf("%s %q: user %+v, want %s", tc.path, tc.header, seen, tc.user)
+			t.Fatalf("%q: user %+v, want %s", tc.header, seen, tc.user)
 		}
-		if tc.user == "bob" && !reflect.DeepEqual(seen.Groups, []string{"devs", user.AllAuthenticated}) {
-			t.Fatalf("groups %v", seen.Groups)
+		wantGroups := []string{user.AllUnauthenticated}
+		if tc.user == "bob" {
+			wantGroups = []string{"devs", user.AllAuthenticated}
+		}
+		if !reflect.DeepEqual(seen.Groups, wantGroups) {
+			t.Fatalf("%q: groups %v, want %v", tc.header, seen.Groups, wantGroups)
 		}
 	}
 }

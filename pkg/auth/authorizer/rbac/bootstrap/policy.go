@@ -1,0 +1,183 @@
+// Package bootstrap owns the default RBAC policy the apiserver keeps in
+// place: kube's bootstrap ClusterRoles and ClusterRoleBindings (cluster-
+// admin, admin, edit, view, the system: roles for discovery, basic users,
+// public information, the controller-manager and each of its
+// controllers), written for the resources cronplane serves, and their
+// reconciliation at every start: missing objects are created, and
+// existing ones gain what they lack unless annotated
+// rbac.authorization.kubernetes.io/autoupdate=false.
+package bootstrap
+
+import (
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cronplane/cronplane/pkg/auth/user"
+)
+
+// Well-known names of the policy.
+const (
+	// AutoUpdateAnnotation set to "false" keeps reconciliation off an
+	// object.
+	AutoUpdateAnnotation = "rbac.authorization.kubernetes.io/autoupdate"
+	bootstrappingLabel   = "kubernetes.io/bootstrapping"
+	aggregateToAdmin     = "rbac.authorization.k8s.io/aggregate-to-admin"
+	aggregateToEdit      = "rbac.authorization.k8s.io/aggregate-to-edit"
+	aggregateToView      = "rbac.authorization.k8s.io/aggregate-to-view"
+	// ControllerManagerUser is the controller-manager's own identity.
+	ControllerManagerUser = "system:kube-controller-manager"
+	// ControllerRolePrefix starts the name of each controller's role, and
+	// of the binding of that role to the controller's service account in
+	// kube-system.
+	ControllerRolePrefix = "system:controller:"
+)
+
+// Controllers are the service accounts (in kube-system) of the
+// controllers that run with their own credentials, with what each needs.
+var Controllers = map[string][]rbacv1.PolicyRule{
+	"cronjob-controller": {
+		rule("batch").resources("cronjobs").verbs("get", "list", "update", "watch"),
+		rule("batch").resources("jobs").verbs("create", "delete", "get", "list", "patch", "update", "watch"),
+		rule("batch").resources("cronjobs/status").verbs("update"),
+		rule("batch").resources("cronjobs/finalizers").verbs("update"),
+		eventsRule,
+	},
+	"generic-garbage-collector": {
+		rule("*").resources("*").verbs("delete", "get", "list", "patch", "update", "watch"),
+		eventsRule,
+	},
+	"namespace-controller": {
+		rule("").resources("namespaces").verbs("delete", "get", "list", "watch"),
+		rule("").resources("namespaces/finalize", "namespaces/status").verbs("update"),
+		rule("*").resources("*").verbs("delete", "deletecollection", "get", "list"),
+	},
+	"service-account-controller": {
+		rule("").resources("serviceaccounts").verbs("create"),
+		eventsRule,
+	},
+	"clusterrole-aggregation-controller": {
+		rule("rbac.authorization.k8s.io").resources("clusterroles").verbs("escalate", "get", "list", "patch", "update", "watch"),
+	},
+}
+
+var eventsRule = rule("", "events.k8s.io").resources("events").verbs("create", "patch", "update")
+
+var (
+	readVerbs  = []string{"get", "list", "watch"}
+	writeVerbs = []string{"create", "delete", "deletecollection", "patch", "update"}
+	allVerbs   = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+)
+
+// ClusterRoles are the default cluster roles.
+func ClusterRoles() []*rbacv1.ClusterRole {
+	roles := []*rbacv1.ClusterRole{
+		clusterRole("cluster-admin", nil,
+			rule("*").resources("*").verbs("*"),
+			rbacv1.PolicyRule{NonResourceURLs: []string{"*"}, Verbs: []string{"*"}}),
+		aggregated("admin", aggregateToAdmin, nil),
+		aggregated("edit", aggregateToEdit, map[string]string{aggregateToAdmin: "true"}),
+		aggregated("view", aggregateToView, map[string]string{aggregateToEdit: "true"}),
+		clusterRole("system:aggregate-to-admin", map[string]string{aggregateToAdmin: "true"},
+			rule("authorization.k8s.io").resources("localsubjectaccessreviews").verbs("create"),
+			rule("rbac.authorization.k8s.io").resources("rolebindings", "roles").verbs(allVerbs...)),
+		clusterRole("system:aggregate-to-edit", map[string]string{aggregateToEdit: "true"},
+			rule("").resources("secrets").verbs(readVerbs...),
+			rule("").resources("serviceaccounts").verbs("impersonate"),
+			rule("").resources("configmaps", "events", "secrets", "serviceaccounts").verbs(writeVerbs...),
+			rule("").resources("serviceaccounts/token").verbs("create"),
+			rule("batch").resources("cronjobs", "jobs").verbs(writeVerbs...),
+			rule("coordination.k8s.io").resources("leases").verbs(allVerbs...)),
+		clusterRole("system:aggregate-to-view", map[string]string{aggregateToView: "true"},
+			rule("").resources("configmaps", "serviceaccounts").verbs(readVerbs...),
+			rule("").resources("events", "namespaces/status").verbs(readVerbs...),
+			rule("").resources("namespaces").verbs(readVerbs...),
+			rule("batch").resources("cronjobs", "cronjobs/status", "jobs", "jobs/status").verbs(readVerbs...)),
+		clusterRole("system:basic-user", nil,
+			rule("authorization.k8s.io").resources("selfsubjectaccessreviews", "selfsubjectrulesreviews").verbs("create"),
+			rule("authentication.k8s.io").resources("selfsubjectreviews").verbs("create")),
+		clusterRole("system:discovery", nil,
+			rbacv1.PolicyRule{NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"}, Verbs: []string{"get"}}),
+		clusterRole("system:public-info-viewer", nil,
+			rbacv1.PolicyRule{NonResourceURLs: []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}, Verbs: []string{"get"}}),
+		clusterRole(ControllerManagerUser, nil,
+			eventsRule,
+			rule("coordination.k8s.io").resources("leases").verbs("create"),
+			rule("coordination.k8s.io").resources("leases").names("kube-controller-manager").verbs("get", "update"),
+			rule("").resources("secrets", "serviceaccounts").verbs("create"),
+			rule("").resources("secrets").verbs("delete"),
+			rule("").resources("configmaps", "namespaces", "secrets", "serviceaccounts").verbs("get"),
+			rule("").resources("secrets", "serviceaccounts").verbs("update"),
+			rule("authentication.k8s.io").resources("tokenreviews").verbs("create"),
+			rule("authorization.k8s.io").resources("subjectaccessreviews").verbs("create"),
+			rule("*").resources("*").verbs("list", "watch"),
+			rule("").resources("serviceaccounts/token").verbs("create")),
+	}
+	for _, name := range controllerNames() {
+		roles = append(roles, clusterRole(ControllerRolePrefix+name, nil, Controllers[name]...))
+	}
+	return roles
+}
+
+// ClusterRoleBindings are the default cluster role bindings.
+func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
+	group := func(name string) rbacv1.Subject {
+		return rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: name}
+	}
+	bindings := []*rbacv1.ClusterRoleBinding{
+		binding("cluster-admin", group(user.SystemPrivileged)),
+		binding("system:basic-user", group(user.AllAuthenticated)),
+		binding("system:discovery", group(user.AllAuthenticated)),
+		binding("system:public-info-viewer", group(user.AllAuthenticated), group(user.AllUnauthenticated)),
+		binding(ControllerManagerUser, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: ControllerManagerUser}),
+	}
+	for _, name := range controllerNames() {
+		bindings = append(bindings, binding(ControllerRolePrefix+name,
+			rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: "kube-system"}))
+	}
+	return bindings
+}
+
+func controllerNames() []string {
+	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "generic-garbage-collector", "namespace-controller", "service-account-controller"}
+}
+
+func meta(name string, labels map[string]string) metav1.ObjectMeta {
+	l := map[string]string{bootstrappingLabel: "rbac-defaults"}
+	for k, v := range labels {
+		l[k] = v
+	}
+	return metav1.ObjectMeta{Name: name, Labels: l, Annotations: map[string]string{AutoUpdateAnnotation: "true"}}
+}
+
+func clusterRole(name string, labels map[string]string, rules ...rbacv1.PolicyRule) *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{ObjectMeta: meta(name, labels), Rules: rules}
+}
+
+// aggregated is a role whose rules the aggregation controller gathers
+// from the roles labelled label=true.
+func aggregated(name, label string, labels map[string]string) *rbacv1.ClusterRole {
+	r := clusterRole(name, labels)
+	r.AggregationRule = &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{label: "true"}}}}
+	return r
+}
+
+func binding(role string, subjects ...rbacv1.Subject) *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{
+		ObjectMeta: meta(role, nil),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   subjects,
+	}
+}
+
+// ruleBuilder writes rules as kube's policy reads: groups, resources,
+// names, verbs.
+type ruleBuilder struct{ r rbacv1.PolicyRule }
+
+func rule(groups ...string) ruleBuilder { return ruleBuilder{rbacv1.PolicyRule{APIGroups: groups}} }
+
+func (b ruleBuilder) resources(r ...string) ruleBuilder { b.r.Resources = r; return b }
+func (b ruleBuilder) names(n ...string) ruleBuilder     { b.r.ResourceNames = n; return b }
+func (b ruleBuilder) verbs(v ...string) rbacv1.PolicyRule {
+	b.r.Verbs = v
+	return b.r
+}

@@ -1,0 +1,124 @@
+package bootstrap
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/cronplane/cronplane/pkg/auth/authorizer/rbac"
+)
+
+// memClient keeps the policy's objects in maps and counts writes.
+type memClient struct {
+	roles    map[string]*rbacv1.ClusterRole
+	bindings map[string]*rbacv1.ClusterRoleBinding
+	writes   int
+}
+
+func newMemClient() *memClient {
+	return &memClient{roles: map[string]*rbacv1.ClusterRole{}, bindings: map[string]*rbacv1.ClusterRoleBinding{}}
+}
+
+func (m *memClient) GetClusterRole(_ context.Context, name string) (*rbacv1.ClusterRole, error) {
+	if r, ok := m.roles[name]; ok {
+		return r.DeepCopy(), nil
+	}
+	return nil, apierrors.NewNotFound(rbacv1.Resource("clusterroles"), name)
+}
+func (m *memClient) CreateClusterRole(_ context.Context, r *rbacv1.ClusterRole) error {
+	m.writes++
+	m.roles[r.Name] = r.DeepCopy()
+	return nil
+}
+func (m *memClient) UpdateClusterRole(ctx context.Context, r *rbacv1.ClusterRole) error {
+	return m.CreateClusterRole(ctx, r)
+}
+func (m *memClient) GetClusterRoleBinding(_ context.Context, name string) (*rbacv1.ClusterRoleBinding, error) {
+	if b, ok := m.bindings[name]; ok {
+		return b.DeepCopy(), nil
+	}
+	return nil, apierrors.NewNotFound(rbacv1.Resource("clusterrolebindings"), name)
+}
+func (m *memClient) CreateClusterRoleBinding(_ context.Context, b *rbacv1.ClusterRoleBinding) error {
+	m.writes++
+	m.bindings[b.Name] = b.DeepCopy()
+	return nil
+}
+func (m *memClient) UpdateClusterRoleBinding(ctx context.Context, b *rbacv1.ClusterRoleBinding) error {
+	return m.CreateClusterRoleBinding(ctx, b)
+}
+func (m *memClient) DeleteClusterRoleBinding(_ context.Context, name string) error {
+	m.writes++
+	delete(m.bindings, name)
+	return nil
+}
+
+func containsRule(rules []rbacv1.PolicyRule, r rbacv1.PolicyRule) bool {
+	for _, o := range rules {
+		if reflect.DeepEqual(o, r) {
+			return true
+		}
+	}
+	return false
+}
+
+func reconcile(t *testing.T, c *memClient) {
+	t.Helper()
+	if err := Reconcile(context.Background(), c, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReconcile_CreatesThenLeavesTheSamePolicyAlone(t *testing.T) {
+	c := newMemClient()
+	reconcile(t, c)
+	if len(c.roles) != len(ClusterRoles()) || len(c.bindings) != len(ClusterRoleBindings()) {
+		t.Fatalf("%d roles and %d bindings, want %d and %d", len(c.roles), len(c.bindings), len(ClusterRoles()), len(ClusterRoleBindings()))
+	}
+	c.writes = 0
+	reconcile(t, c)
+	if c.writes != 0 {
+		t.Fatalf("a second start wrote %d times", c.writes)
+	}
+}
+
+func TestReconcile_RestoresWhatIsMissingAndKeepsAdditions(t *testing.T) {
+	c := newMemClient()
+	reconcile(t, c)
+	// Someone removed a rule from view's source role and added one of
+	// their own; someone else rebound system:discovery to one user.
+	r := c.roles["system:aggregate-to-view"]
+	extra := rbacv1.PolicyRule{APIGroups: []string{"example.com"}, Resources: []string{"widgets"}, Verbs: []string{"get"}}
+	r.Rules = append(r.Rules[1:], extra)
+	c.bindings["system:discovery"].Subjects = []rbacv1.Subject{{Kind: "User", Name: "alice"}}
+	// A protected role is left as it is.
+	c.roles["system:basic-user"].Annotations[AutoUpdateAnnotation] = "false"
+	c.roles["system:basic-user"].Rules = nil
+	// A binding to another role is replaced.
+	c.bindings["cluster-admin"].RoleRef.Name = "view"
+	reconcile(t, c)
+
+	// As kube does, what is missing comes back one verb at a time.
+	got := c.roles["system:aggregate-to-view"].Rules
+	var want []rbacv1.PolicyRule
+	for _, role := range ClusterRoles() {
+		if role.Name == "system:aggregate-to-view" {
+			want = role.Rules
+		}
+	}
+	if missing := rbac.Uncovered(got, want); len(missing) != 0 || !containsRule(got, extra) {
+		t.Errorf("rules after reconcile: %v (missing %v)", got, missing)
+	}
+	if s := c.bindings["system:discovery"].Subjects; len(s) != 2 || s[0].Name != "alice" || s[1].Name != "system:authenticated" {
+		t.Errorf("subjects after reconcile: %v", s)
+	}
+	if len(c.roles["system:basic-user"].Rules) != 0 {
+		t.Error("a role annotated autoupdate=false was changed")
+	}
+	if ref := c.bindings["cluster-admin"].RoleRef.Name; ref != "cluster-admin" {
+		t.Errorf("cluster-admin binds %s", ref)
+	}
+}

@@ -1,0 +1,149 @@
+// Package rbac owns role-based access control decisions: the rules of
+// rbac.authorization.k8s.io Roles and ClusterRoles, granted to users,
+// groups and service accounts by RoleBindings and ClusterRoleBindings.
+// The Authorizer decides from an Index held in memory and kept current
+// by the watch cache, never from a read of etcd; RBAC only allows, so
+// what no rule grants gets no opinion. RulesFor answers what a user may
+// do, for rules reviews and for the escalation checks on writes of roles
+// and bindings.
+package rbac
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/cronplane/cronplane/pkg/auth/authorizer"
+	"github.com/cronplane/cronplane/pkg/auth/user"
+)
+
+// Authorizer decides accesses from the roles and bindings of an Index.
+type Authorizer struct {
+	Index *Index
+}
+
+// Authorize allows what a rule bound to the user grants, with kube's
+// reason naming the binding; otherwise it has no opinion, with the
+// bindings whose roles are missing as the reason.
+func (z Authorizer) Authorize(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+	if a.User == nil {
+		return authorizer.NoOpinion, "", nil
+	}
+	var missing []string
+	allowedBy := ""
+	z.Index.visit(a.User, a.Namespace, func(source fmt.Stringer, rules []rbacv1.PolicyRule, err error) bool {
+		if err != nil {
+			missing = append(missing, err.Error())
+			return true
+		}
+		for i := range rules {
+			if RuleAllows(a, &rules[i]) {
+				allowedBy = source.String()
+				return false
+			}
+		}
+		return true
+	})
+	if allowedBy != "" {
+		return authorizer.Allow, "RBAC: allowed by " + allowedBy, nil
+	}
+	switch len(missing) {
+	case 0:
+		return authorizer.NoOpinion, "", nil
+	case 1:
+		return authorizer.NoOpinion, "RBAC: " + missing[0], nil
+	}
+	return authorizer.NoOpinion, "RBAC: [" + strings.Join(missing, ", ") + "]", nil
+}
+
+// RulesFor returns the rules bound to u in namespace (cluster-wide ones
+// only when namespace is ""), and the problems met on the way (bindings
+// of roles that do not exist).
+func (x *Index) RulesFor(u *user.Info, namespace string) ([]rbacv1.PolicyRule, []error) {
+	var rules []rbacv1.PolicyRule
+	var errs []error
+	x.visit(u, namespace, func(_ fmt.Stringer, rs []rbacv1.PolicyRule, err error) bool {
+		if err != nil {
+			errs = append(errs, err)
+		}
+		rules = append(rules, rs...)
+		return true
+	})
+	return rules, errs
+}
+
+// notFound is kube's error for a binding's role that does not exist.
+type notFound struct{ resource, name string }
+
+func (e notFound) Error() string {
+	return fmt.Sprintf("%s.rbac.authorization.k8s.io %q not found", e.resource, e.name)
+}
+
+// visit calls fn with the rules of each binding that applies to u:
+// cluster-wide bindings first, then those of namespace; a binding whose
+// role is missing comes with an error instead. fn returns false to stop.
+func (x *Index) visit(u *user.Info, namespace string, fn func(source fmt.Stringer, rules []rbacv1.PolicyRule, err error) bool) {
+	keys := subjectsOf(u)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	for _, k := range keys {
+		for _, b := range x.crbsBySubject[k] {
+			rules, err := x.clusterRoleRules(b.RoleRef)
+			if !fn(grant{binding: b.Name, roleRef: b.RoleRef, subject: k}, rules, err) {
+				return
+			}
+		}
+	}
+	if namespace == "" {
+		return
+	}
+	bySubject := x.rbsBySubject[namespace]
+	for _, k := range keys {
+		for _, b := range bySubject[k] {
+			var rules []rbacv1.PolicyRule
+			var err error
+			if b.RoleRef.Kind == "Role" {
+				r, ok := x.roles[namespace+"/"+b.RoleRef.Name]
+				if ok {
+					rules = r.Rules
+				} else {
+					err = notFound{"role", b.RoleRef.Name}
+				}
+			} else {
+				rules, err = x.clusterRoleRules(b.RoleRef)
+			}
+			if !fn(grant{binding: b.Name, namespace: namespace, roleRef: b.RoleRef, subject: k}, rules, err) {
+				return
+			}
+		}
+	}
+}
+
+func (x *Index) clusterRoleRules(ref rbacv1.RoleRef) ([]rbacv1.PolicyRule, error) {
+	if r, ok := x.clusterRoles[ref.Name]; ok {
+		return r.Rules, nil
+	}
+	return nil, notFound{"clusterrole", ref.Name}
+}
+
+// grant describes a binding's grant to a subject, as kube's reasons do:
+// `ClusterRoleBinding "name" of ClusterRole "role" to User "alice"`, or
+// `RoleBinding "name/ns" of Role "role" to ServiceAccount "sa/ns"`.
+type grant struct {
+	binding, namespace string
+	roleRef            rbacv1.RoleRef
+	subject            subject
+}
+
+func (g grant) String() string {
+	who := fmt.Sprintf("%s %q", g.subject.kind, g.subject.name)
+	if g.subject.kind == rbacv1.ServiceAccountKind {
+		who = fmt.Sprintf("%s %q", g.subject.kind, g.subject.name+"/"+g.subject.namespace)
+	}
+	if g.namespace == "" {
+		return fmt.Sprintf("ClusterRoleBinding %q of %s %q to %s", g.binding, g.roleRef.Kind, g.roleRef.Name, who)
+	}
+	return fmt.Sprintf("RoleBinding %q of %s %q to %s", g.binding+"/"+g.namespace, g.roleRef.Kind, g.roleRef.Name, who)
+}
