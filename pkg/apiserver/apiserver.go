@@ -79,6 +79,9 @@ type Options struct {
 	TLSCertFile       string
 	TLSPrivateKeyFile string
 	TokenAuthFile     string
+	// AnonymousAuth lets requests without credentials in as
+	// system:anonymous, for authorization to judge.
+	AnonymousAuth bool
 	// MinRequestTimeout (seconds) bounds watches without timeoutSeconds.
 	MinRequestTimeout int64
 	// CompactionInterval is how often etcd's history is compacted; 0 never.
@@ -101,6 +104,7 @@ func DefaultOptions() Options {
 		MinRequestTimeout:  1800,
 		CompactionInterval: 5 * time.Minute,
 		FeatureGates:       featuregate.New(featuregate.Known),
+		AnonymousAuth:      true,
 	}
 }
 
@@ -421,7 +425,7 @@ func (s *Server) buildChain(tokens authenticator.Token) http.Handler {
 	}
 	h = filters.WithRequestDeadline(h, requestTimeout, isLongRunning)
 	h = filters.WithAuthorization(h, authorizer.Union{authorizer.PublicPaths(publicPaths), authorizer.AuthenticatedUsers{}})
-	h = filters.WithAuthentication(h, tokens, func(r *http.Request) bool { return publicPaths[r.URL.Path] })
+	h = filters.WithAuthentication(h, authenticator.Union{authenticator.BearerToken{Token: tokens}}, s.opts.AnonymousAuth)
 	h = request.WithRequestInfoFilter(h)
 	return withPanicRecovery(h)
 }
