@@ -1,7 +1,7 @@
-// Package certs owns the apiserver's generated TLS material: a CA and a
-// serving certificate it signs, created on first start in a directory and
-// reused on later starts while they are valid and cover the requested
-// hosts.
+// Package certs owns the apiserver's generated TLS material: a CA, the
+// serving certificate it signs, and client certificates for the server's
+// own components, created on first start in a directory and reused on
+// later starts while they are valid and cover the requested hosts.
 package certs
 
 import (
@@ -73,6 +73,45 @@ func EnsureServing(dir string, hosts []string) (Files, error) {
 		return f, err
 	}
 	return f, nil
+}
+
+// EnsureClient returns a client certificate in dir, signed by the CA that
+// EnsureServing made there, for the user commonName in the groups
+// organizations (as x509 client authentication reads them), generating
+// it when it is missing, expiring within a day, or for another subject
+// or CA. name names its files.
+func EnsureClient(dir, name, commonName string, organizations []string) (Files, error) {
+	f := Files{
+		CAFile:   filepath.Join(dir, caName+".crt"),
+		CertFile: filepath.Join(dir, name+".crt"),
+		KeyFile:  filepath.Join(dir, name+".key"),
+	}
+	caCert, caKey, err := loadOrCreateCA(dir)
+	if err != nil {
+		return f, err
+	}
+	if cert, _, err := load(f.CertFile, f.KeyFile); err == nil && time.Until(cert.NotAfter) > 24*time.Hour &&
+		cert.CheckSignatureFrom(caCert) == nil && cert.Subject.CommonName == commonName &&
+		fmt.Sprint(cert.Subject.Organization) == fmt.Sprint(organizations) {
+		return f, nil
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return f, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: commonName, Organization: organizations},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(365 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		return f, err
+	}
+	return f, writeKeyPair(f.CertFile, f.KeyFile, der, key)
 }
 
 func sans(hosts []string) ([]string, []net.IP) {

@@ -58,3 +58,38 @@ func TestEnsureServing_TrustedForLoopbackNamesAndReused(t *testing.T) {
 		t.Fatal("certificate not regenerated for a new host")
 	}
 }
+
+func TestEnsureClient_IssuesForTheSubjectAndReuses(t *testing.T) {
+	dir := t.TempDir()
+	f, err := EnsureClient(dir, "cm", "system:kube-controller-manager", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.LoadX509KeyPair(f.CertFile, f.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(pair.Certificate[0])
+	caPEM, _ := os.ReadFile(f.CAFile)
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Fatalf("client certificate does not verify for client auth: %v", err)
+	}
+	if cert.Subject.CommonName != "system:kube-controller-manager" {
+		t.Fatalf("CN %q", cert.Subject.CommonName)
+	}
+	before, _ := os.ReadFile(f.CertFile)
+	if _, err := EnsureClient(dir, "cm", "system:kube-controller-manager", nil); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(f.CertFile); string(again) != string(before) {
+		t.Fatal("a valid certificate was issued again")
+	}
+	if _, err := EnsureClient(dir, "cm", "admin", []string{"system:masters"}); err != nil {
+		t.Fatal(err)
+	}
+	if changed, _ := os.ReadFile(f.CertFile); string(changed) == string(before) {
+		t.Fatal("a certificate for another subject was reused")
+	}
+}

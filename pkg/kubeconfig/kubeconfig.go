@@ -13,8 +13,12 @@ import (
 type Config struct {
 	Server   string
 	CAData   []byte
-	Token    string
-	UserName string
+	// Token, or a client certificate and its key (PEM), authenticate
+	// the user.
+	Token          string
+	ClientCertData []byte
+	ClientKeyData  []byte
+	UserName       string
 	// ClusterName names the cluster and the context; empty means "cronplane".
 	ClusterName string
 }
@@ -39,7 +43,9 @@ type namedCluster struct {
 type namedUser struct {
 	Name string `json:"name"`
 	User struct {
-		Token string `json:"token"`
+		Token          string `json:"token,omitempty"`
+		ClientCertData []byte `json:"client-certificate-data,omitempty"`
+		ClientKeyData  []byte `json:"client-key-data,omitempty"`
 	} `json:"user"`
 }
 
@@ -62,6 +68,7 @@ func Write(path string, c Config) error {
 	cl.Name, cl.Cluster.Server, cl.Cluster.CAData = name, c.Server, c.CAData
 	var u namedUser
 	u.Name, u.User.Token = c.UserName, c.Token
+	u.User.ClientCertData, u.User.ClientKeyData = c.ClientCertData, c.ClientKeyData
 	var ctx namedContext
 	ctx.Name, ctx.Context.Cluster, ctx.Context.User = name, name, c.UserName
 	f.Clusters, f.Users, f.Contexts = []namedCluster{cl}, []namedUser{u}, []namedContext{ctx}

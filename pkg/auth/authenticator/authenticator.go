@@ -120,3 +120,18 @@ func WithAuthenticatedGroup(u *user.Info) *user.Info {
 	cp.Groups = append(append([]string(nil), u.Groups...), user.AllAuthenticated)
 	return &cp
 }
+
+type audiencesKey struct{}
+
+// WithAudiences returns ctx carrying the audiences a token is checked
+// for, as a TokenReview names them; without them a token must be meant
+// for the server itself.
+func WithAudiences(ctx context.Context, audiences []string) context.Context {
+	return context.WithValue(ctx, audiencesKey{}, audiences)
+}
+
+// AudiencesFrom returns the audiences ctx carries, or nil.
+func AudiencesFrom(ctx context.Context) []string {
+	a, _ := ctx.Value(audiencesKey{}).([]string)
+	return a
+}

@@ -47,22 +47,27 @@ func WithAuthorization(next http.Handler, z authorizer.Authorizer) http.Handler 
 			return
 		}
 		if d != authorizer.Allow {
-			responsewriters.WriteError(w, r, forbidden(a, reason))
+			responsewriters.WriteError(w, r, Forbidden(a, reason))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// forbidden words a denial as kube does.
-func forbidden(a authorizer.Attributes, reason string) error {
-	name := user.Anonymous
+// Forbidden words a denial as kube does: who cannot do what, where, and
+// the authorizer's reason.
+func Forbidden(a authorizer.Attributes, reason string) error {
+	name := ""
 	if a.User != nil {
 		name = a.User.Name
 	}
 	var msg string
 	if a.ResourceRequest {
-		msg = fmt.Sprintf("User %q cannot %s resource %q in API group %q", name, a.Verb, a.Resource, a.APIGroup)
+		resource := a.Resource
+		if a.Subresource != "" {
+			resource += "/" + a.Subresource
+		}
+		msg = fmt.Sprintf("User %q cannot %s resource %q in API group %q", name, a.Verb, resource, a.APIGroup)
 		if a.Namespace != "" {
 			msg += fmt.Sprintf(" in the namespace %q", a.Namespace)
 		} else {

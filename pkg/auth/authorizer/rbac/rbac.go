@@ -10,6 +10,7 @@ package rbac
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -72,6 +73,14 @@ func (x *Index) RulesFor(u *user.Info, namespace string) ([]rbacv1.PolicyRule, [
 		return true
 	})
 	return rules, errs
+}
+
+// Resolver answers rules reviews from the index.
+type Resolver struct{ Index *Index }
+
+func (r Resolver) RulesFor(_ context.Context, u *user.Info, namespace string) ([]rbacv1.PolicyRule, bool, error) {
+	rules, errs := r.Index.RulesFor(u, namespace)
+	return rules, len(errs) > 0, errors.Join(errs...)
 }
 
 // notFound is kube's error for a binding's role that does not exist.
