@@ -79,9 +79,17 @@ type Options struct {
 	TLSCertFile       string
 	TLSPrivateKeyFile string
 	TokenAuthFile     string
+	// ServiceAccounts configure service account tokens.
+	ServiceAccounts ServiceAccountOptions
 	// AnonymousAuth lets requests without credentials in as
 	// system:anonymous, for authorization to judge.
 	AnonymousAuth bool
+	// ClientCAFile verifies client certificates (CN the user, O the
+	// groups); empty trusts the CA the server generated, if it did.
+	ClientCAFile string
+	// AuthorizationModes are asked in order: RBAC, AlwaysAllow,
+	// AlwaysDeny.
+	AuthorizationModes []string
 	// MinRequestTimeout (seconds) bounds watches without timeoutSeconds.
 	MinRequestTimeout int64
 	// CompactionInterval is how often etcd's history is compacted; 0 never.
@@ -105,6 +113,7 @@ func DefaultOptions() Options {
 		CompactionInterval: 5 * time.Minute,
 		FeatureGates:       featuregate.New(featuregate.Known),
 		AnonymousAuth:      true,
+		AuthorizationModes: []string{ModeRBAC},
 	}
 }
 
@@ -134,6 +143,15 @@ type Server struct {
 	caches   map[string]*cacher.Cache
 	// stopRequests ends long-running requests (watches) on Close.
 	stopRequests context.CancelFunc
+	// stores serve the installed resources, by group, version, resource.
+	stores map[schema.GroupVersionResource]*generic.Store
+	// generatedCA is the PEM of the CA the server made for itself, if it
+	// did.
+	generatedCA []byte
+	// background lives as long as the server, for what runs beside the
+	// requests; Close ends it.
+	background     context.Context
+	stopBackground context.CancelFunc
 }
 
 // New prepares a server: etcd, certificates, credentials, resources and the
@@ -142,7 +160,11 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if opts.Logf == nil {
 		opts.Logf = log.Printf
 	}
-	resources := builtinResources()
+	serviceAccounts, err := newServiceAccounts(opts.ServiceAccounts, opts.DataDir, opts.Logf)
+	if err != nil {
+		return nil, err
+	}
+	resources := append(builtinResources(), serviceAccounts.resource())
 	served, err := resolveServed(opts, resources)
 	if err != nil {
 		return nil, err
@@ -176,6 +198,9 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	tokenAuth := authenticator.Tokens{tokens}
 
 	s.Registry = registry.New()
+	// Service account tokens name accounts and secrets the registry serves.
+	serviceAccounts.registry = s.Registry
+	tokenAuth = append(tokenAuth, serviceAccounts.authenticator())
 	if err := s.installResources(resources, served); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,199 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/cronplane/cronplane/pkg/auth/authenticator"
+	"github.com/cronplane/cronplane/pkg/auth/authorizer"
+	"github.com/cronplane/cronplane/pkg/auth/authorizer/rbac"
+	"github.com/cronplane/cronplane/pkg/auth/authorizer/rbac/bootstrap"
+	"github.com/cronplane/cronplane/pkg/auth/user"
+	"github.com/cronplane/cronplane/pkg/registry/generic"
+	"github.com/cronplane/cronplane/pkg/storage/informer"
+)
+
+// The --authorization-mode values, as kube names them.
+const (
+	ModeRBAC        = "RBAC"
+	ModeAlwaysAllow = "AlwaysAllow"
+	ModeAlwaysDeny  = "AlwaysDeny"
+)
+
+// validateAuthorizationModes refuses what kube refuses: no mode, an
+// unknown one, or one given twice.
+func validateAuthorizationModes(modes []string) error {
+	if len(modes) == 0 {
+		return errors.New("at least one authorization-mode must be passed")
+	}
+	seen := map[string]bool{}
+	for _, m := range modes {
+		switch m {
+		case ModeRBAC, ModeAlwaysAllow, ModeAlwaysDeny:
+		default:
+			return fmt.Errorf("authorization-mode %q is not a valid mode (supported: %s, %s, %s)", m, ModeAlwaysAllow, ModeAlwaysDeny, ModeRBAC)
+		}
+		if seen[m] {
+			return fmt.Errorf("authorization-mode %q has mode specified more than once", m)
+		}
+		seen[m] = true
+	}
+	return nil
+}
+
+// clientCAs are the roots client certificates are verified against:
+// --client-ca-file, or else the CA the server generated for itself (which
+// signs the controller-manager's certificate); nil when there is neither.
+func (s *Server) clientCAs() (*x509.CertPool, error) {
+	var data []byte
+	switch {
+	case s.opts.ClientCAFile != "":
+		var err error
+		if data, err = os.ReadFile(s.opts.ClientCAFile); err != nil {
+			return nil, fmt.Errorf("reading --client-ca-file: %w", err)
+		}
+	case s.generatedCA != nil:
+		data = s.generatedCA
+	default:
+		return nil, nil
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, errors.New("no certificates in the client CA")
+	}
+	return pool, nil
+}
+
+// requestAuthenticator authenticates client certificates, then bearer
+// tokens, as kube's union does.
+func (s *Server) requestAuthenticator(tokens authenticator.Token) (authenticator.Request, error) {
+	var union authenticator.Union
+	pool, err := s.clientCAs()
+	if err != nil {
+		return nil, err
+	}
+	if pool != nil {
+		union = append(union, authenticator.X509{Roots: pool})
+	}
+	return append(union, authenticator.BearerToken{Token: tokens}), nil
+}
+
+// authorization builds the authorizer of --authorization-mode, after
+// system:masters, which is always allowed, and the rule resolver the
+// rules reviews and the escalation checks read. RBAC first fills its
+// index from the watch caches and puts the default policy in place.
+func (s *Server) authorization(ctx context.Context) (authorizer.Union, authorizer.RuleResolvers, *rbac.Index, error) {
+	z := authorizer.Union{authorizer.PrivilegedGroups{user.SystemPrivileged}}
+	var rules authorizer.RuleResolvers
+	var index *rbac.Index
+	for _, mode := range s.opts.AuthorizationModes {
+		switch mode {
+		case ModeAlwaysAllow:
+			z = append(z, authorizer.AlwaysAllow{})
+			rules = append(rules, authorizer.AlwaysAllow{})
+		case ModeAlwaysDeny:
+			z = append(z, authorizer.AlwaysDeny{})
+		case ModeRBAC:
+			var err error
+			if index, err = s.startRBAC(ctx); err != nil {
+				return nil, nil, nil, err
+			}
+			z = append(z, rbac.Authorizer{Index: index})
+			rules = append(rules, rbac.Resolver{Index: index})
+		}
+	}
+	return z, rules, index, nil
+}
+
+// rbacResources are what the RBAC index is fed from, by kind.
+var rbacResources = map[string]schema.GroupVersionResource{
+	"ClusterRole":        rbacv1.SchemeGroupVersion.WithResource("clusterroles"),
+	"Role":               rbacv1.SchemeGroupVersion.WithResource("roles"),
+	"ClusterRoleBinding": rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings"),
+	"RoleBinding":        rbacv1.SchemeGroupVersion.WithResource("rolebindings"),
+}
+
+// rbacSyncTimeout bounds the wait for the index's first lists.
+const rbacSyncTimeout = time.Minute
+
+// startRBAC feeds an index from the watch caches of the RBAC resources,
+// waits until it holds them all, and reconciles the default policy.
+func (s *Server) startRBAC(ctx context.Context) (*rbac.Index, error) {
+	index := rbac.NewIndex()
+	var synced []chan struct{}
+	for kind, gvr := range rbacResources {
+		store, ok := s.stores[gvr]
+		if !ok {
+			return nil, fmt.Errorf("authorization mode RBAC needs %s served (see --runtime-config)", gvr.GroupVersion())
+		}
+		ch := make(chan struct{})
+		synced = append(synced, ch)
+		go informer.Run(s.background, store.Storage, generic.StoragePrefix(s.opts.EtcdPrefix, store.Resource), index.Handler(kind), ch)
+	}
+	deadline := time.After(rbacSyncTimeout)
+	for _, ch := range synced {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-deadline:
+			return nil, errors.New("the RBAC roles and bindings were not read within a minute")
+		}
+	}
+	if err := bootstrap.Reconcile(ctx, rbacClient{systemClient{s.Registry}}, s.opts.Logf); err != nil {
+		return nil, fmt.Errorf("reconciling the default RBAC policy: %w", err)
+	}
+	return index, nil
+}
+
+// rbacClient gives the bootstrap policy typed access to the RBAC
+// resources through the system client.
+type rbacClient struct{ c systemClient }
+
+var (
+	clusterRolesGVR        = rbacResources["ClusterRole"]
+	clusterRoleBindingsGVR = rbacResources["ClusterRoleBinding"]
+)
+
+func (r rbacClient) GetClusterRole(ctx context.Context, name string) (*rbacv1.ClusterRole, error) {
+	obj, err := r.c.get(ctx, clusterRolesGVR, "", name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*rbacv1.ClusterRole), nil
+}
+
+func (r rbacClient) CreateClusterRole(ctx context.Context, role *rbacv1.ClusterRole) error {
+	return r.c.create(ctx, clusterRolesGVR, "", role)
+}
+
+func (r rbacClient) UpdateClusterRole(ctx context.Context, role *rbacv1.ClusterRole) error {
+	return r.c.update(ctx, clusterRolesGVR, "", role)
+}
+
+func (r rbacClient) GetClusterRoleBinding(ctx context.Context, name string) (*rbacv1.ClusterRoleBinding, error) {
+	obj, err := r.c.get(ctx, clusterRoleBindingsGVR, "", name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*rbacv1.ClusterRoleBinding), nil
+}
+
+func (r rbacClient) CreateClusterRoleBinding(ctx context.Context, b *rbacv1.ClusterRoleBinding) error {
+	return r.c.create(ctx, clusterRoleBindingsGVR, "", b)
+}
+
+func (r rbacClient) UpdateClusterRoleBinding(ctx context.Context, b *rbacv1.ClusterRoleBinding) error {
+	return r.c.update(ctx, clusterRoleBindingsGVR, "", b)
+}
+
+func (r rbacClient) DeleteClusterRoleBinding(ctx context.Context, name string) error {
+	return r.c.delete(ctx, clusterRoleBindingsGVR, "", name)
+}
