@@ -1,0 +1,252 @@
+package apiserver
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/keyutil"
+
+	"github.com/cronplane/cronplane/pkg/auth/authenticator"
+	"github.com/cronplane/cronplane/pkg/auth/serviceaccount"
+	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/core"
+	"github.com/cronplane/cronplane/pkg/registry/generic"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
+	"github.com/cronplane/cronplane/pkg/storage"
+)
+
+// ServiceAccountOptions configure service account tokens: how they are
+// signed, and which are accepted. Zero values take the defaults.
+type ServiceAccountOptions struct {
+	// SigningKeyFile is the PEM private key (RSA or ECDSA) that signs
+	// tokens; empty means <data-dir>/service-account.key, generated on the
+	// first start and kept, so that tokens outlive restarts.
+	SigningKeyFile string
+	// KeyFiles hold PEM public or private keys (RSA or ECDSA) whose tokens
+	// are accepted besides the signing key's.
+	KeyFiles []string
+	// Issuers: the first names the issuer of new tokens, and tokens of any
+	// of them are accepted. Empty means serviceaccount.DefaultIssuer.
+	Issuers []string
+	// APIAudiences are the audiences of the API: a token must name one of
+	// them, and a TokenRequest naming none gets them. Empty means Issuers.
+	APIAudiences []string
+	// MaxTokenExpiration caps the lifetime a TokenRequest gets; 0 leaves
+	// it uncapped, any other value must lie between an hour and 2^32 s.
+	MaxTokenExpiration time.Duration
+}
+
+// AddFlags binds the options to kube-apiserver's flags.
+func (o *ServiceAccountOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.SigningKeyFile, "service-account-signing-key-file", o.SigningKeyFile, "PEM private key (RSA or ECDSA) that signs service account tokens (default <data-dir>/"+generatedSigningKey+", generated on first start)")
+	fs.StringArrayVar(&o.KeyFiles, "service-account-key-file", o.KeyFiles, "PEM file of public or private keys (RSA or ECDSA) whose service account tokens are accepted besides the signing key's; repeatable")
+	fs.StringArrayVar(&o.Issuers, "service-account-issuer", o.Issuers, "issuer (iss) of service account tokens; repeatable: the first issues new tokens, all are accepted (default "+serviceaccount.DefaultIssuer+")")
+	fs.StringSliceVar(&o.APIAudiences, "api-audiences", o.APIAudiences, "audiences of the API: a service account token must name one of them, and a TokenRequest naming none gets them (default: the issuers)")
+	fs.DurationVar(&o.MaxTokenExpiration, "service-account-max-token-expiration", o.MaxTokenExpiration, "longest lifetime a TokenRequest gets; longer requests are shortened to it (0: no limit)")
+}
+
+// generatedSigningKey is the file in the data directory that holds the
+// signing key when none is given.
+const generatedSigningKey = "service-account.key"
+
+// serviceAccounts is the server's side of service account tokens: the
+// signer, what verifies tokens, and the reads of the objects they name.
+type serviceAccounts struct {
+	signer        *serviceaccount.Signer
+	keys          []crypto.PublicKey
+	issuers       []string
+	audiences     []string
+	maxExpiration time.Duration
+	// registry serves the accounts and secrets tokens name; New sets it
+	// once it exists, before any request.
+	registry *registry.Registry
+}
+
+// newServiceAccounts checks the options and loads the keys, generating the
+// signing key in dataDir when none is given.
+func newServiceAccounts(o ServiceAccountOptions, dataDir string, logf func(string, ...interface{})) (*serviceAccounts, error) {
+	sa := &serviceAccounts{issuers: o.Issuers, audiences: o.APIAudiences, maxExpiration: o.MaxTokenExpiration}
+	if len(sa.issuers) == 0 {
+		sa.issuers = []string{serviceaccount.DefaultIssuer}
+	}
+	if err := validateIssuers(sa.issuers); err != nil {
+		return nil, err
+	}
+	if len(sa.audiences) == 0 {
+		sa.audiences = sa.issuers
+	}
+	if m := o.MaxTokenExpiration; m != 0 && (m < time.Hour || m > (1<<32)*time.Second) {
+		return nil, errors.New("the service-account-max-token-expiration must be between 1 hour and 2^32 seconds")
+	}
+	keyFile := o.SigningKeyFile
+	if keyFile == "" {
+		keyFile = filepath.Join(dataDir, generatedSigningKey)
+		generated, err := ensureSigningKey(keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("service account signing key: %w", err)
+		}
+		if generated {
+			logf("generated the service account signing key %s", keyFile)
+		}
+	}
+	key, err := keyutil.PrivateKeyFromFile(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("service account signing key: %w", err)
+	}
+	if sa.signer, err = serviceaccount.NewSigner(sa.issuers[0], key); err != nil {
+		return nil, err
+	}
+	sa.keys = []crypto.PublicKey{sa.signer.PublicKey()}
+	for _, f := range o.KeyFiles {
+		keys, err := keyutil.PublicKeysFromFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("service account key file: %w", err)
+		}
+		for _, k := range keys {
+			sa.keys = append(sa.keys, k)
+		}
+	}
+	logf("service account tokens: issuer %s, signing key %s, %d verifying keys, API audiences %s", sa.issuers[0], keyFile, len(sa.keys), strings.Join(sa.audiences, ","))
+	return sa, nil
+}
+
+// validateIssuers refuses what kube-apiserver refuses.
+func validateIssuers(issuers []string) error {
+	seen := map[string]bool{}
+	var errs []error
+	for _, iss := range issuers {
+		switch {
+		case iss == "":
+			errs = append(errs, errors.New("service-account-issuer should not be an empty string"))
+			continue
+		case seen[iss]:
+			errs = append(errs, fmt.Errorf("service-account-issuer %q is already specified", iss))
+			continue
+		case strings.Contains(iss, ":"):
+			if _, err := url.Parse(iss); err != nil {
+				errs = append(errs, fmt.Errorf("service-account-issuer %q contained a ':' but was not a valid URL: %v", iss, err))
+				continue
+			}
+		}
+		seen[iss] = true
+	}
+	return errors.Join(errs...)
+}
+
+// ensureSigningKey writes a new RSA key (as kubeadm makes it: 2048 bits,
+// RS256 tokens) to path unless a file is there, and reports whether it
+// did. The file appears whole or not at all.
+func ensureSigningKey(path string) (bool, error) {
+	if _, err := os.Stat(path); err == nil || !os.IsNotExist(err) {
+		return false, err
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return false, err
+	}
+	data, err := keyutil.MarshalPrivateKeyToPEM(key)
+	if err != nil {
+		return false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return false, err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return false, err
+	}
+	return true, os.Rename(tmp, path)
+}
+
+// resource is the serviceaccounts registration, with its token
+// subresource.
+func (sa *serviceAccounts) resource() *generic.Resource {
+	return core.ServiceAccountResource(&core.TokenRequests{
+		Signer:        sa.signer,
+		Audiences:     sa.audiences,
+		MaxExpiration: sa.maxExpiration,
+		Secrets:       currentObjects{sa},
+	})
+}
+
+// authenticator accepts the tokens of the configured issuers and keys.
+func (sa *serviceAccounts) authenticator() authenticator.Token {
+	return serviceaccount.NewAuthenticator(serviceaccount.AuthenticatorConfig{
+		Issuers:   sa.issuers,
+		Keys:      sa.keys,
+		Audiences: sa.audiences,
+		Getter:    cachedObjects{sa},
+	})
+}
+
+var (
+	serviceAccountsGVR = corev1.SchemeGroupVersion.WithResource("serviceaccounts")
+	secretsGVR         = corev1.SchemeGroupVersion.WithResource("secrets")
+)
+
+// get reads an object through what serves its resource. A cached read
+// comes from the watch cache as it is (resourceVersion 0), and only a
+// miss, which may be an object the cache has not seen yet, is read again
+// as it is now, as kube falls back to a live lookup.
+func (sa *serviceAccounts) get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, cached bool) (runtime.Object, error) {
+	e, ok := sa.registry.Lookup(gvr)
+	if !ok {
+		return nil, fmt.Errorf("%s are not served", gvr.Resource)
+	}
+	g := e.Storage.(rest.Getter)
+	if cached {
+		obj, err := g.Get(ctx, namespace, name, &metav1.GetOptions{ResourceVersion: "0"})
+		if !apierrors.IsNotFound(err) {
+			return storage.Unwrap(obj), err
+		}
+	}
+	obj, err := g.Get(ctx, namespace, name, &metav1.GetOptions{})
+	return storage.Unwrap(obj), err
+}
+
+// cachedObjects are the authenticator's reads: one per request with a
+// token, so from the watch cache.
+type cachedObjects struct{ sa *serviceAccounts }
+
+func (o cachedObjects) GetServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error) {
+	obj, err := o.sa.get(ctx, serviceAccountsGVR, namespace, name, true)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.ServiceAccount), nil
+}
+
+func (o cachedObjects) GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+	obj, err := o.sa.get(ctx, secretsGVR, namespace, name, true)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Secret), nil
+}
+
+// currentObjects are a TokenRequest's reads: the Secret a new token is
+// bound to as it is now, so that its uid is the latest.
+type currentObjects struct{ sa *serviceAccounts }
+
+func (o currentObjects) GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+	obj, err := o.sa.get(ctx, secretsGVR, namespace, name, false)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Secret), nil
+}

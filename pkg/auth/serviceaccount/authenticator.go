@@ -1,0 +1,175 @@
+package serviceaccount
+
+import (
+	"context"
+	"crypto"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/cronplane/cronplane/pkg/auth/user"
+)
+
+// Getter reads the objects a token names. It answers from a cache where it
+// can, since every request with a token asks; a missing object is an
+// error for which apierrors.IsNotFound holds. The objects are read-only.
+type Getter interface {
+	GetServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error)
+	GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+}
+
+// leeway is the clock skew allowed on exp, nbf and iat, and how long a
+// deletion may take to reach the objects a token names, as kube allows.
+const leeway = jwt.DefaultLeeway
+
+// signatureAlgorithms are those a token may be signed with: those of RSA
+// and ECDSA keys.
+var signatureAlgorithms = []jose.SignatureAlgorithm{
+	jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.PS384, jose.PS512,
+	jose.ES256, jose.ES384, jose.ES512,
+}
+
+// AuthenticatorConfig configures an Authenticator.
+type AuthenticatorConfig struct {
+	// Issuers are the accepted issuers; a token of another issuer is not
+	// recognized.
+	Issuers []string
+	// Keys are the public keys (*rsa.PublicKey, *ecdsa.PublicKey) a token
+	// may be signed by.
+	Keys []crypto.PublicKey
+	// Audiences are the API's audiences: a token must name one of them.
+	Audiences []string
+	Getter    Getter
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Authenticator authenticates bearer tokens issued by a Signer.
+type Authenticator struct {
+	cfg     AuthenticatorConfig
+	issuers map[string]bool
+}
+
+// NewAuthenticator returns an authenticator of the tokens cfg accepts.
+func NewAuthenticator(cfg AuthenticatorConfig) *Authenticator {
+	a := &Authenticator{cfg: cfg, issuers: map[string]bool{}}
+	for _, iss := range cfg.Issuers {
+		a.issuers[iss] = true
+	}
+	if a.cfg.Now == nil {
+		a.cfg.Now = time.Now
+	}
+	return a
+}
+
+// AuthenticateToken recognizes a JWT that names one of the accepted
+// issuers; anything else is not recognized (ok false, no error), so that
+// other authenticators may know it. A recognized token that does not
+// verify (signature, times, audience) or whose account or bound Secret is
+// gone or was re-created is refused with an error saying why.
+func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*user.Info, bool, error) {
+	if strings.Count(token, ".") != 2 {
+		return nil, false, nil
+	}
+	tok, err := jwt.ParseSigned(token, signatureAlgorithms)
+	if err != nil {
+		return nil, false, nil
+	}
+	var unverified struct {
+		Issuer string `json:"iss"`
+	}
+	if err := tok.UnsafeClaimsWithoutVerification(&unverified); err != nil || !a.issuers[unverified.Issuer] {
+		return nil, false, nil
+	}
+	public, private, err := a.verify(tok)
+	if err != nil {
+		return nil, false, err
+	}
+	if !a.audienceAccepted(public.Audience) {
+		return nil, false, fmt.Errorf("service account token audiences %q do not include the API audiences %q", []string(public.Audience), a.cfg.Audiences)
+	}
+	now := a.cfg.Now()
+	switch err := public.ValidateWithLeeway(jwt.Expected{Time: now}, leeway); {
+	case errors.Is(err, jwt.ErrExpired):
+		return nil, false, errors.New("service account token has expired")
+	case errors.Is(err, jwt.ErrNotValidYet):
+		return nil, false, errors.New("service account token is not valid yet")
+	case errors.Is(err, jwt.ErrIssuedInTheFuture):
+		return nil, false, errors.New("service account token is issued in the future")
+	case err != nil:
+		return nil, false, fmt.Errorf("service account token claims: %w", err)
+	}
+	if err := a.checkObjects(ctx, &private.Kubernetes, now); err != nil {
+		return nil, false, err
+	}
+	k := private.Kubernetes
+	u := &user.Info{
+		Name:   UserName(k.Namespace, k.ServiceAccount.Name),
+		UID:    k.ServiceAccount.UID,
+		Groups: Groups(k.Namespace),
+	}
+	if public.ID != "" {
+		u.Extra = map[string][]string{CredentialIDKey: {"JTI=" + public.ID}}
+	}
+	return u, true, nil
+}
+
+// verify checks the signature against each key in turn, so that keys can
+// be rotated, and returns the claims.
+func (a *Authenticator) verify(tok *jwt.JSONWebToken) (*jwt.Claims, *privateClaims, error) {
+	var errs []error
+	for _, key := range a.cfg.Keys {
+		public, private := &jwt.Claims{}, &privateClaims{}
+		if err := tok.Claims(key, public, private); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		return public, private, nil
+	}
+	return nil, nil, fmt.Errorf("service account token signature: %w", errors.Join(errs...))
+}
+
+func (a *Authenticator) audienceAccepted(auds jwt.Audience) bool {
+	for _, want := range a.cfg.Audiences {
+		if auds.Contains(want) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkObjects makes sure that the account, and the Secret the token is
+// bound to, exist with the uids the token names, and were not deleted
+// (deletionTimestamp) longer than the leeway ago.
+func (a *Authenticator) checkObjects(ctx context.Context, k *kubeClaims, now time.Time) error {
+	deletedBefore := now.Add(-leeway)
+	sa, err := a.cfg.Getter.GetServiceAccount(ctx, k.Namespace, k.ServiceAccount.Name)
+	if err != nil {
+		return fmt.Errorf("service account %s/%s: %w", k.Namespace, k.ServiceAccount.Name, err)
+	}
+	if string(sa.UID) != k.ServiceAccount.UID {
+		return fmt.Errorf("service account %s/%s has uid %s, the token names %s", k.Namespace, sa.Name, sa.UID, k.ServiceAccount.UID)
+	}
+	if sa.DeletionTimestamp != nil && sa.DeletionTimestamp.Time.Before(deletedBefore) {
+		return fmt.Errorf("service account %s/%s has been deleted", k.Namespace, sa.Name)
+	}
+	if k.Secret == nil {
+		return nil
+	}
+	secret, err := a.cfg.Getter.GetSecret(ctx, k.Namespace, k.Secret.Name)
+	if err != nil {
+		return fmt.Errorf("service account token bound to secret %s/%s: %w", k.Namespace, k.Secret.Name, err)
+	}
+	if string(secret.UID) != k.Secret.UID {
+		return fmt.Errorf("secret %s/%s has uid %s, the token is bound to %s", k.Namespace, secret.Name, secret.UID, k.Secret.UID)
+	}
+	if secret.DeletionTimestamp != nil && secret.DeletionTimestamp.Time.Before(deletedBefore) {
+		return fmt.Errorf("secret %s/%s the token is bound to has been deleted", k.Namespace, secret.Name)
+	}
+	return nil
+}
