@@ -25,7 +25,7 @@ for _ in $(seq 1 300); do
   sleep 0.2
 done
 
-"$BIN/controller-manager" --kubeconfig "$dir/controller-manager.kubeconfig" --secure-port "$CM_PORT" &
+"$BIN/controller-manager" --kubeconfig "$dir/controller-manager.kubeconfig" --use-service-account-credentials --secure-port "$CM_PORT" &
 pids="$pids $!"
 
 cat <<MSG

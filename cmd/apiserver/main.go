@@ -55,6 +55,7 @@ func newCommand() *cobra.Command {
 	f.StringVar(&opts.TLSCertFile, "tls-cert-file", opts.TLSCertFile, "serving certificate (PEM)")
 	f.StringVar(&opts.TLSPrivateKeyFile, "tls-private-key-file", opts.TLSPrivateKeyFile, "serving certificate's private key (PEM)")
 	f.StringVar(&opts.TokenAuthFile, "token-auth-file", opts.TokenAuthFile, "static bearer tokens, one per line: token,user,uid,\"group1,group2\"")
+	opts.ServiceAccounts.AddFlags(f)
 	f.DurationVar(&opts.CompactionInterval, "etcd-compaction-interval", opts.CompactionInterval, "how often etcd's history is compacted (coordinated with other apiservers); 0 turns compaction off")
 	f.Var(opts.FeatureGates, "feature-gates", opts.FeatureGates.Help())
 	f.StringToStringVar(&opts.RuntimeConfig, "runtime-config", opts.RuntimeConfig, "key=true|false pairs, comma separated, choosing the built-in APIs served: api/all, api/ga, api/beta, api/alpha, <group>/<version> or <group>/<version>/<resource> (the core group is api/v1 and cannot be disabled); e.g. batch/v1=false")

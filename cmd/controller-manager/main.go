@@ -52,6 +52,7 @@ func newCommand() *cobra.Command {
 	f.IntVar(&opts.ConcurrentGCSyncs, "concurrent-gc-syncs", opts.ConcurrentGCSyncs, "garbage collector workers")
 	f.IntVar(&opts.APIQPS, "kube-api-qps", opts.APIQPS, "requests per second to the apiserver")
 	f.IntVar(&opts.APIBurst, "kube-api-burst", opts.APIBurst, "burst of requests to the apiserver")
+	f.BoolVar(&opts.UseServiceAccountCredentials, "use-service-account-credentials", opts.UseServiceAccountCredentials, "give each controller the credentials of its own ServiceAccount in kube-system (created if missing; tokens through the TokenRequest API, renewed before they expire)")
 	f.StringVar(&opts.BindAddress, "bind-address", opts.BindAddress, "address of /healthz and /metrics")
 	f.IntVar(&opts.SecurePort, "secure-port", opts.SecurePort, "HTTPS port of /healthz and /metrics (0 picks a free one)")
 	return cmd

@@ -102,7 +102,7 @@ func main() {
 func (b *bench) controllerManager(dir string) {
 	const ns = "cronbench"
 	b.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"`+ns+`"}}`, 201)
-	cmd := exec.Command(*cmBin, "--kubeconfig", filepath.Join(dir, "controller-manager.kubeconfig"), "--secure-port", "0", "--leader-elect=false")
+	cmd := exec.Command(*cmBin, "--kubeconfig", filepath.Join(dir, "controller-manager.kubeconfig"), "--secure-port", "0", "--leader-elect=false", "--use-service-account-credentials")
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	check(cmd.Start())
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()

@@ -40,6 +40,8 @@ import (
 	"github.com/cronplane/cronplane/pkg/apply"
 	"github.com/cronplane/cronplane/pkg/auth/authenticator"
 	"github.com/cronplane/cronplane/pkg/auth/authorizer"
+	rbacauthz "github.com/cronplane/cronplane/pkg/auth/authorizer/rbac"
+	"github.com/cronplane/cronplane/pkg/auth/authorizer/rbac/bootstrap"
 	"github.com/cronplane/cronplane/pkg/auth/user"
 	"github.com/cronplane/cronplane/pkg/certs"
 	"github.com/cronplane/cronplane/pkg/endpoints/discovery"
@@ -52,11 +54,14 @@ import (
 	"github.com/cronplane/cronplane/pkg/featuregate"
 	"github.com/cronplane/cronplane/pkg/kubeconfig"
 	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/authentication"
+	"github.com/cronplane/cronplane/pkg/registry/authorization"
 	"github.com/cronplane/cronplane/pkg/registry/batch"
 	"github.com/cronplane/cronplane/pkg/registry/coordination"
 	"github.com/cronplane/cronplane/pkg/registry/core"
 	"github.com/cronplane/cronplane/pkg/registry/events"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
+	rbacregistry "github.com/cronplane/cronplane/pkg/registry/rbac"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 	"github.com/cronplane/cronplane/pkg/storage"
 	"github.com/cronplane/cronplane/pkg/storage/cacher"
@@ -146,8 +151,9 @@ type Server struct {
 	// stores serve the installed resources, by group, version, resource.
 	stores map[schema.GroupVersionResource]*generic.Store
 	// generatedCA is the PEM of the CA the server made for itself, if it
-	// did.
+	// did, in certDir.
 	generatedCA []byte
+	certDir     string
 	// background lives as long as the server, for what runs beside the
 	// requests; Close ends it.
 	background     context.Context
@@ -164,12 +170,19 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	resources := append(builtinResources(), serviceAccounts.resource())
+	if err := validateAuthorizationModes(opts.AuthorizationModes); err != nil {
+		return nil, err
+	}
+	// The RBAC storages check escalations with the authorizer, which is
+	// built once they serve.
+	escalation := &rbacregistry.Escalation{}
+	resources := append(builtinResources(escalation), serviceAccounts.resource())
 	served, err := resolveServed(opts, resources)
 	if err != nil {
 		return nil, err
 	}
-	srv := &Server{opts: opts, closed: make(chan struct{}), caches: map[string]*cacher.Cache{}}
+	srv := &Server{opts: opts, closed: make(chan struct{}), caches: map[string]*cacher.Cache{}, stores: map[schema.GroupVersionResource]*generic.Store{}}
+	srv.background, srv.stopBackground = context.WithCancel(context.Background())
 	s = srv
 	defer func() {
 		if err != nil {
@@ -207,12 +220,33 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if err := s.bootstrapNamespaces(ctx); err != nil {
 		return nil, err
 	}
-	s.handler = s.buildChain(tokenAuth)
-
 	tlsConfig, err := s.tlsConfig()
 	if err != nil {
 		return nil, err
 	}
+	authn, err := s.requestAuthenticator(tokenAuth)
+	if err != nil {
+		return nil, err
+	}
+	if s.opts.ClientCAFile != "" || s.generatedCA != nil {
+		// Asked for, not required: authentication verifies what comes.
+		tlsConfig.ClientAuth = tls.RequestClientCert
+	}
+	authz, rules, index, err := s.authorization(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if index == nil {
+		// Without RBAC nobody holds RBAC permissions to hand out.
+		index = rbacauthz.NewIndex()
+	}
+	escalation.Authorizer, escalation.Rules = authz, index
+	for _, e := range append(authorization.Entries(authz, rules), authentication.Entries(tokenAuth)...) {
+		s.Registry.Add(e)
+	}
+	s.opts.Logf("authorization modes: %s", strings.Join(opts.AuthorizationModes, ","))
+	s.handler = s.buildChain(authn, authz)
+
 	ln, err := net.Listen("tcp", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.SecurePort)))
 	if err != nil {
 		return nil, err
@@ -229,10 +263,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	s.ControllerManagerKubeconfigPath = filepath.Join(opts.DataDir, "controller-manager.kubeconfig")
-	if err := kubeconfig.Write(s.ControllerManagerKubeconfigPath, kubeconfig.Config{
-		Server: s.URL, CAData: s.CAData, Token: controllerToken, UserName: "system:kube-controller-manager",
-	}); err != nil {
+	if err := s.writeControllerManagerKubeconfig(controllerToken); err != nil {
 		return nil, err
 	}
 	baseCtx, stop := context.WithCancel(context.Background())
@@ -265,10 +296,11 @@ func (s *Server) connectEtcd(ctx context.Context) error {
 }
 
 // builtinResources are the resources the server knows; namespaces first.
-func builtinResources() []*generic.Resource {
+func builtinResources(escalation *rbacregistry.Escalation) []*generic.Resource {
 	resources := []*generic.Resource{core.NamespaceResource(), core.EventResource(), core.ConfigMapResource(), core.SecretResource()}
 	resources = append(resources, batch.Resources()...)
 	resources = append(resources, coordination.Resources()...)
+	resources = append(resources, rbacregistry.Resources(escalation)...)
 	return append(resources, events.Resources()...)
 }
 
@@ -313,6 +345,7 @@ func (s *Server) InstallResource(res *generic.Resource) error {
 		return fmt.Errorf("merge schema of %s: %w", res.GroupResource(), err)
 	}
 	store := generic.NewStore(res, s.storageFor(res), s.opts.EtcdPrefix)
+	s.stores[res.GroupVersionResource()] = store
 	main, subresources := store.Storages()
 	s.Registry.Add(&registry.Entry{Resource: &res.Resource, Storage: main, Subresources: subresources, Fields: fields})
 	return nil
@@ -404,11 +437,8 @@ func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 	return nil
 }
 
-// publicPaths may be read without credentials.
-var publicPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true}
-
-func (s *Server) buildChain(tokens authenticator.Token) http.Handler {
-	resources := &handlers.Handler{Registry: s.Registry, Admission: s.admissionChain(), MinRequestTimeout: s.opts.MinRequestTimeout, FeatureGates: s.opts.FeatureGates}
+func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Authorizer) http.Handler {
+	resources := &handlers.Handler{Registry: s.Registry, Admission: s.admissionChain(), MinRequestTimeout: s.opts.MinRequestTimeout, FeatureGates: s.opts.FeatureGates, Authorizer: authz}
 	disc := &discovery.Handler{Registry: s.Registry}
 	// Paths are taken as sent: an unclean path is not redirected (a client
 	// following the redirect could turn DELETE .../cronjobs/. into a
@@ -449,8 +479,9 @@ func (s *Server) buildChain(tokens authenticator.Token) http.Handler {
 		h = withoutCompression(h)
 	}
 	h = filters.WithRequestDeadline(h, requestTimeout, isLongRunning)
-	h = filters.WithAuthorization(h, authorizer.Union{authorizer.PublicPaths(publicPaths), authorizer.AuthenticatedUsers{}})
-	h = filters.WithAuthentication(h, authenticator.Union{authenticator.BearerToken{Token: tokens}}, s.opts.AnonymousAuth)
+	h = filters.WithAuthorization(h, authz)
+	h = filters.WithImpersonation(h, authz)
+	h = filters.WithAuthentication(h, authn, s.opts.AnonymousAuth)
 	h = request.WithRequestInfoFilter(h)
 	return withPanicRecovery(h)
 }
@@ -560,6 +591,7 @@ func (s *Server) tlsConfig() (*tls.Config, error) {
 		if s.CAData, err = os.ReadFile(files.CAFile); err != nil {
 			return nil, err
 		}
+		s.generatedCA, s.certDir = s.CAData, dir
 	} else if data, err := os.ReadFile(certFile); err == nil {
 		// Without a CA of our own, the kubeconfig trusts the serving chain.
 		s.CAData = data
@@ -607,6 +639,9 @@ func (s *Server) Close() {
 	if s.stopRequests != nil {
 		s.stopRequests()
 	}
+	if s.stopBackground != nil {
+		s.stopBackground()
+	}
 	if s.http != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = s.http.Shutdown(ctx)
@@ -632,4 +667,27 @@ func randomToken() string {
 		panic(err)
 	}
 	return hex.EncodeToString(b)
+}
+
+// writeControllerManagerKubeconfig gives the controller-manager its own
+// identity, system:kube-controller-manager: a client certificate from the
+// server's CA when the server made one (it then works against every
+// apiserver sharing that CA), else a token of this server's.
+func (s *Server) writeControllerManagerKubeconfig(token string) error {
+	s.ControllerManagerKubeconfigPath = filepath.Join(s.opts.DataDir, "controller-manager.kubeconfig")
+	cfg := kubeconfig.Config{Server: s.URL, CAData: s.CAData, Token: token, UserName: bootstrap.ControllerManagerUser}
+	if s.generatedCA != nil {
+		files, err := certs.EnsureClient(s.certDir, "controller-manager", bootstrap.ControllerManagerUser, nil)
+		if err != nil {
+			return err
+		}
+		if cfg.ClientCertData, err = os.ReadFile(files.CertFile); err != nil {
+			return err
+		}
+		if cfg.ClientKeyData, err = os.ReadFile(files.KeyFile); err != nil {
+			return err
+		}
+		cfg.Token = ""
+	}
+	return kubeconfig.Write(s.ControllerManagerKubeconfigPath, cfg)
 }

@@ -34,11 +34,16 @@ func TestMain(m *testing.M) {
 		fmt.Println("skipped in -short mode: these tests run an embedded etcd")
 		os.Exit(0)
 	}
-	var err error
+	tokenFile, err := writeTestTokens()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	srv, err = apiservertest.New(func(o *apiserver.Options) {
 		if err := o.FeatureGates.Set("WatchList=true"); err != nil {
 			panic(err)
 		}
+		o.TokenAuthFile = tokenFile
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -46,6 +51,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	srv.Stop()
+	_ = os.Remove(tokenFile)
 	os.Exit(code)
 }
 

@@ -72,6 +72,10 @@ type Options struct {
 	// APIQPS and APIBurst bound the requests to the apiserver.
 	APIQPS   int
 	APIBurst int
+	// UseServiceAccountCredentials gives each controller the credentials
+	// of its own ServiceAccount in kube-system; leader election, discovery
+	// and the shared informers keep the manager's.
+	UseServiceAccountCredentials bool
 }
 
 // DefaultOptions are kube's defaults.
@@ -133,8 +137,14 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
+	var controllerClients ClientBuilder = clients
+	if opts.UseServiceAccountCredentials {
+		if controllerClients, err = newServiceAccountClientBuilder(clients); err != nil {
+			return err
+		}
+	}
 	start := func(ctx context.Context) {
-		if err := runControllers(ctx, clients, run, opts, health); err != nil {
+		if err := runControllers(ctx, clients, controllerClients, run, opts, health); err != nil {
 			klog.Errorf("starting controllers: %v", err)
 		}
 	}
@@ -146,9 +156,10 @@ func Run(ctx context.Context, opts Options) error {
 }
 
 // runControllers builds the controllers on shared informers, starts
-// them, and runs until ctx ends.
-func runControllers(ctx context.Context, clients ClientBuilder, ds []Descriptor, opts Options, health *checks) error {
-	informerClient, err := clients.Client("shared-informers")
+// them, and runs until ctx ends. The shared informers read through a
+// client of root, the controllers act through clients of their own.
+func runControllers(ctx context.Context, root, clients ClientBuilder, ds []Descriptor, opts Options, health *checks) error {
+	informerClient, err := root.Client("shared-informers")
 	if err != nil {
 		return err
 	}

@@ -40,13 +40,14 @@ func cronJobController() Descriptor {
 }
 
 func garbageCollectorController() Descriptor {
-	const name = "garbage-collector-controller"
+	// kube's name for the garbage collector's client (and account).
+	const clientName = "generic-garbage-collector"
 	return Descriptor{
-		Name:    name,
+		Name:    "garbage-collector-controller",
 		Aliases: []string{"garbagecollector"},
 		Start: func(cc *ControllerContext) (func(context.Context), error) {
-			cfg := cc.Clients.Config(name)
-			client, err := cc.Clients.Client(name)
+			cfg := cc.Clients.Config(clientName)
+			client, err := cc.Clients.Client(clientName)
 			if err != nil {
 				return nil, err
 			}

@@ -44,7 +44,7 @@ type ControllerContext struct {
 
 // Controllers are the controllers this controller-manager runs.
 func Controllers() []Descriptor {
-	return []Descriptor{cronJobController(), garbageCollectorController(), namespaceController()}
+	return []Descriptor{cronJobController(), garbageCollectorController(), namespaceController(), clusterRoleAggregationController(), serviceAccountController()}
 }
 
 // names returns the names and aliases of the descriptors.

@@ -13,9 +13,11 @@ func TestEnabled_ControllersFlag(t *testing.T) {
 		flag []string
 		want string
 	}{
-		{[]string{"*"}, "[cronjob-controller garbage-collector-controller namespace-controller]"},
-		{[]string{"*", "-namespace"}, "[cronjob-controller garbage-collector-controller]"},
-		{[]string{"*", "-namespace-controller"}, "[cronjob-controller garbage-collector-controller]"},
+		{[]string{"*"}, "[cronjob-controller garbage-collector-controller namespace-controller clusterrole-aggregation-controller serviceaccount-controller]"},
+		{[]string{"*", "-namespace"}, "[cronjob-controller garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller]"},
+		{[]string{"*", "-namespace-controller"}, "[cronjob-controller garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller]"},
+		{[]string{"serviceaccount"}, "[serviceaccount-controller]"},
+		{[]string{"clusterrole-aggregation"}, "[clusterrole-aggregation-controller]"},
 		{[]string{"namespace"}, "[namespace-controller]"},
 		{[]string{"cronjob-controller", "garbagecollector"}, "[cronjob-controller garbage-collector-controller]"},
 		{[]string{"bogus"}, "error"},

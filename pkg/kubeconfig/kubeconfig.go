@@ -11,8 +11,8 @@ import (
 
 // Config is what a written kubeconfig holds.
 type Config struct {
-	Server   string
-	CAData   []byte
+	Server string
+	CAData []byte
 	// Token, or a client certificate and its key (PEM), authenticate
 	// the user.
 	Token          string

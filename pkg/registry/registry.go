@@ -82,7 +82,15 @@ func New() *Registry {
 }
 
 // Add serves e, replacing an entry of the same group/version/resource.
+// The descriptions of e and of its subresources of other kinds are
+// completed (see rest.Resource.Complete).
 func (r *Registry) Add(e *Entry) {
+	e.Complete()
+	for _, sub := range e.Subresources {
+		if d, ok := sub.(rest.Describer); ok {
+			d.Describe().Complete()
+		}
+	}
 	gvr := e.GroupVersionResource()
 	r.mu.Lock()
 	defer r.mu.Unlock()

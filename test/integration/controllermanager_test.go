@@ -55,6 +55,9 @@ func start(t *testing.T, id string, leaderElect bool) context.CancelFunc {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	opts := controllermanager.DefaultOptions()
+	// Each controller with its own account and RBAC role, as make run
+	// runs them: the manager's own identity may not do their work.
+	opts.UseServiceAccountCredentials = true
 	opts.Kubeconfig = srv.ControllerManagerKubeconfigPath
 	opts.SecurePort = 0
 	opts.LeaderElect = leaderElect
@@ -255,6 +258,9 @@ func runServing(t *testing.T, kubeconfig string, controllers ...string) (get fun
 	l.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	opts := controllermanager.DefaultOptions()
+	// Each controller with its own account and RBAC role, as make run
+	// runs them: the manager's own identity may not do their work.
+	opts.UseServiceAccountCredentials = true
 	opts.Kubeconfig = kubeconfig
 	opts.LeaderElect = false
 	opts.SecurePort = port

@@ -22,6 +22,9 @@ func startGC(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	opts := controllermanager.DefaultOptions()
+	// Each controller with its own account and RBAC role, as make run
+	// runs them: the manager's own identity may not do their work.
+	opts.UseServiceAccountCredentials = true
 	opts.Kubeconfig = srv.ControllerManagerKubeconfigPath
 	opts.SecurePort = -1
 	opts.LeaderElect = false

@@ -24,8 +24,10 @@ type Server struct {
 	Config *rest.Config
 	Client kubernetes.Interface
 	dir    string
-	cancel context.CancelFunc
-	done   chan error
+	// dataDir is where the server keeps its data and certificates.
+	dataDir string
+	cancel  context.CancelFunc
+	done    chan error
 }
 
 // Start starts a server for one test and stops it when the test ends.
@@ -60,7 +62,7 @@ func New(mutate ...func(*apiserver.Options)) (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	s := &Server{Server: srv, dir: dir, done: make(chan error, 1)}
+	s := &Server{Server: srv, dir: dir, dataDir: opts.DataDir, done: make(chan error, 1)}
 	var serveCtx context.Context
 	serveCtx, s.cancel = context.WithCancel(context.Background())
 	go func() { s.done <- srv.Serve(serveCtx) }()
@@ -120,3 +122,7 @@ func (s *Server) Stop() {
 	s.Server.Close()
 	os.RemoveAll(s.dir)
 }
+
+// DataDir is the server's data directory: its etcd, its generated
+// certificates (under certs/) and kubeconfigs.
+func (s *Server) DataDir() string { return s.dataDir }

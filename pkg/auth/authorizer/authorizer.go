@@ -94,34 +94,6 @@ func (p PrivilegedGroups) Authorize(_ context.Context, a Attributes) (Decision, 
 	return NoOpinion, "", nil
 }
 
-// AuthenticatedUsers allows every access of an authenticated user (kube's
-// AlwaysAllow mode behind authentication); anonymous accesses get no
-// opinion.
-type AuthenticatedUsers struct{}
-
-func (AuthenticatedUsers) Authorize(_ context.Context, a Attributes) (Decision, string, error) {
-	if a.User == nil {
-		return NoOpinion, "", nil
-	}
-	for _, g := range a.User.Groups {
-		if g == user.AllAuthenticated {
-			return Allow, "", nil
-		}
-	}
-	return NoOpinion, "", nil
-}
-
-// PublicPaths allows anyone to read the health and version endpoints, as
-// kube's default policy does.
-type PublicPaths map[string]bool
-
-func (p PublicPaths) Authorize(_ context.Context, a Attributes) (Decision, string, error) {
-	if !a.ResourceRequest && a.Verb == "get" && p[a.Path] {
-		return Allow, "", nil
-	}
-	return NoOpinion, "", nil
-}
-
 // RuleResolver lists what a user may do in a namespace, for rules
 // reviews. incomplete reports that some rules could not be read (err says
 // why); the rules returned are then a part of the truth.

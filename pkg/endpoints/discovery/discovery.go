@@ -14,6 +14,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 	"github.com/cronplane/cronplane/pkg/version"
 )
 
@@ -118,12 +119,18 @@ func (h *Handler) ServeResources(w http.ResponseWriter, r *http.Request, gv sche
 			Categories:   e.Categories,
 		})
 		for _, name := range e.SubresourceNames() {
-			list.APIResources = append(list.APIResources, metav1.APIResource{
+			sub := metav1.APIResource{
 				Name:       e.Plural + "/" + name,
 				Namespaced: e.Namespaced,
 				Kind:       e.Kind,
 				Verbs:      registry.Verbs(e.Subresources[name]),
-			})
+			}
+			// A subresource of another kind names its group and version.
+			if d, ok := e.Subresources[name].(rest.Describer); ok {
+				gvk := d.Describe().GroupVersionKind
+				sub.Group, sub.Version, sub.Kind = gvk.Group, gvk.Version, gvk.Kind
+			}
+			list.APIResources = append(list.APIResources, sub)
 		}
 	}
 	sort.SliceStable(list.APIResources, func(i, j int) bool {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/admission"
 	"github.com/cronplane/cronplane/pkg/apply"
+	"github.com/cronplane/cronplane/pkg/auth/authorizer"
 	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
 	"github.com/cronplane/cronplane/pkg/endpoints/request"
@@ -43,6 +44,9 @@ type Handler struct {
 	// random time between it and twice it.
 	MinRequestTimeout int64
 	FeatureGates      *featuregate.Gates
+	// Authorizer is asked, besides the request's own verb, whether an
+	// update that creates its object may create it; nil does not ask.
+	Authorizer authorizer.Authorizer
 }
 
 // ErrMethodNotAllowed is kube's 405 for a method the path does not serve.
@@ -422,7 +426,7 @@ func (c *call) updateWith(u rest.Updater, info *updatedObject, applied bool, opt
 	}
 	createOpts := &metav1.CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
 	out, created, err := u.Update(c.r.Context(), c.namespace, c.info.Name, info,
-		c.validateObject(admission.Create, opts.DryRun, createOpts), c.validateUpdate(opts.DryRun, opts), applied, opts)
+		c.authorizedCreate(c.validateObject(admission.Create, opts.DryRun, createOpts)), c.validateUpdate(opts.DryRun, opts), applied, opts)
 	if created {
 		return http.StatusCreated, out, err
 	}

@@ -2,13 +2,17 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/cronplane/cronplane/pkg/admission"
+	"github.com/cronplane/cronplane/pkg/auth/authorizer"
 	"github.com/cronplane/cronplane/pkg/auth/user"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
@@ -84,6 +88,31 @@ func (c *call) validateObject(op admission.Operation, dryRun []string, options r
 			return c.h.Admission.Validate(ctx, a)
 		}
 		return c.h.Admission.Validate(ctx, c.attributes(op, obj, nil, dryRun, options))
+	}
+}
+
+// authorizedCreate wraps the validation of an update that turns out to
+// create the object (a PUT of a missing object, an apply): as in kube,
+// the user must also be allowed to create it.
+func (c *call) authorizedCreate(validate rest.ValidateObjectFunc) rest.ValidateObjectFunc {
+	if c.h.Authorizer == nil {
+		return validate
+	}
+	return func(ctx context.Context, obj runtime.Object) error {
+		u, _ := user.From(ctx)
+		a := authorizer.Attributes{
+			User: u, Verb: "create", ResourceRequest: true, Path: c.r.URL.Path,
+			APIGroup: c.info.APIGroup, APIVersion: c.info.APIVersion, Resource: c.info.Resource,
+			Subresource: c.info.Subresource, Namespace: c.namespace, Name: c.info.Name,
+		}
+		d, reason, err := c.h.Authorizer.Authorize(ctx, a)
+		switch {
+		case d == authorizer.Allow:
+			return validate(ctx, obj)
+		case err != nil:
+			return apierrors.NewInternalError(err)
+		}
+		return apierrors.NewForbidden(schema.GroupResource{Group: a.APIGroup, Resource: a.Resource}, a.Name, fmt.Errorf("%s", reason))
 	}
 }
 

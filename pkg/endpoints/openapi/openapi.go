@@ -17,6 +17,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
 	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
 	"github.com/cronplane/cronplane/pkg/version"
 )
 
@@ -77,9 +78,19 @@ func build(resources []*registry.Entry, s *schemas) map[string]interface{} {
 	kinds := map[string][]map[string]string{}
 	for _, res := range resources {
 		objName := s.add(res.Schema, res.Kind)
-		listName := s.add(res.ListSchema, res.Kind+"List")
 		kinds[objName] = append(kinds[objName], gvkExtension(res.GroupVersionKind))
-		kinds[listName] = append(kinds[listName], gvkExtension(res.ListGVK()))
+		listName := ""
+		if res.ListSchema != nil {
+			listName = s.add(res.ListSchema, res.Kind+"List")
+			kinds[listName] = append(kinds[listName], gvkExtension(res.ListGVK()))
+		}
+		for _, sub := range res.Subresources {
+			if d, ok := sub.(rest.Describer); ok {
+				desc := d.Describe()
+				name := s.add(desc.Schema, desc.Kind)
+				kinds[name] = appendOnce(kinds[name], gvkExtension(desc.GroupVersionKind))
+			}
+		}
 		addPaths(paths, res, s, objName, listName)
 	}
 	s.addGoType(&metav1.Status{})
@@ -89,6 +100,15 @@ func build(resources []*registry.Entry, s *schemas) map[string]interface{} {
 		s.defs[name]["x-kubernetes-group-version-kind"] = gvks
 	}
 	return paths
+}
+
+func appendOnce(list []map[string]string, gvk map[string]string) []map[string]string {
+	for _, g := range list {
+		if g["group"] == gvk["group"] && g["version"] == gvk["version"] && g["kind"] == gvk["kind"] {
+			return list
+		}
+	}
+	return append(list, gvk)
 }
 
 func param(name, in, typ, description string) map[string]interface{} {
@@ -145,63 +165,91 @@ func addPaths(paths map[string]interface{}, res *registry.Entry, s *schemas, obj
 	gvk := gvkExtension(res.GroupVersionKind)
 	base := "/" + gvPath(res.GroupVersion())
 	collection := base + "/" + res.Plural
+	verbs := registry.Verbs(res.Storage)
 	pathParams := []map[string]interface{}{}
 	if res.Namespaced {
-		paths[collection] = map[string]interface{}{
-			"get": op(res, s, "list", gvk, listName, listParams),
+		if contains(verbs, "list") {
+			paths[collection] = map[string]interface{}{
+				"get": op(res.Kind, s, "list", gvk, listName, listParams),
+			}
 		}
 		collection = base + "/namespaces/{namespace}/" + res.Plural
 		pathParams = append(pathParams, param("namespace", "path", "string", "object name and auth scope"))
 	}
-	coll := map[string]interface{}{"parameters": s.params(append(append([]map[string]interface{}{}, pathParams...), prettyParam))}
-	for _, verb := range registry.Verbs(res.Storage) {
+	coll := map[string]interface{}{}
+	for _, verb := range verbs {
 		switch verb {
 		case "list":
-			coll["get"] = op(res, s, "list", gvk, listName, listParams)
+			coll["get"] = op(res.Kind, s, "list", gvk, listName, listParams)
 		case "create":
-			coll["post"] = op(res, s, "post", gvk, objName, writeParams)
+			coll["post"] = op(res.Kind, s, "post", gvk, objName, writeParams)
 		case "deletecollection":
-			coll["delete"] = op(res, s, "deletecollection", gvk, "io.k8s.apimachinery.pkg.apis.meta.v1.Status", append(listParams, writeParams[0]))
+			coll["delete"] = op(res.Kind, s, "deletecollection", gvk, "io.k8s.apimachinery.pkg.apis.meta.v1.Status", append(listParams, writeParams[0]))
 		}
 	}
-	paths[collection] = coll
-	itemParams := append(append([]map[string]interface{}{param("name", "path", "string", "name of the object")}, pathParams...), prettyParam)
-	item := map[string]interface{}{"parameters": s.params(itemParams)}
-	for _, verb := range registry.Verbs(res.Storage) {
+	addPath(paths, collection, coll, s.params(append(append([]map[string]interface{}{}, pathParams...), prettyParam)))
+	itemParams := s.params(append(append([]map[string]interface{}{param("name", "path", "string", "name of the object")}, pathParams...), prettyParam))
+	item := map[string]interface{}{}
+	for _, verb := range verbs {
 		switch verb {
 		case "get":
-			item["get"] = op(res, s, "get", gvk, objName, nil)
+			item["get"] = op(res.Kind, s, "get", gvk, objName, nil)
 		case "update":
-			item["put"] = op(res, s, "put", gvk, objName, writeParams)
+			item["put"] = op(res.Kind, s, "put", gvk, objName, writeParams)
 		case "patch":
-			item["patch"] = op(res, s, "patch", gvk, objName, append(append([]map[string]interface{}{}, writeParams...), forceParam))
+			item["patch"] = op(res.Kind, s, "patch", gvk, objName, append(append([]map[string]interface{}{}, writeParams...), forceParam))
 		case "delete":
-			item["delete"] = op(res, s, "delete", gvk, "io.k8s.apimachinery.pkg.apis.meta.v1.Status", writeParams[:1])
+			item["delete"] = op(res.Kind, s, "delete", gvk, "io.k8s.apimachinery.pkg.apis.meta.v1.Status", writeParams[:1])
 		}
 	}
-	paths[collection+"/{name}"] = item
+	addPath(paths, collection+"/{name}", item, itemParams)
 	for sub, storage := range res.Subresources {
-		ops := map[string]interface{}{"parameters": s.params(itemParams)}
+		kind, subGVK, subName := res.Kind, gvk, objName
+		if d, ok := storage.(rest.Describer); ok {
+			desc := d.Describe()
+			kind, subGVK, subName = desc.Kind, gvkExtension(desc.GroupVersionKind), desc.Schema.RootName()
+		}
+		ops := map[string]interface{}{}
 		for _, verb := range registry.Verbs(storage) {
 			switch verb {
 			case "get":
-				ops["get"] = op(res, s, "get", gvk, objName, nil)
+				ops["get"] = op(kind, s, "get", subGVK, subName, nil)
 			case "update":
-				ops["put"] = op(res, s, "put", gvk, objName, writeParams)
+				ops["put"] = op(kind, s, "put", subGVK, subName, writeParams)
 			case "patch":
-				ops["patch"] = op(res, s, "patch", gvk, objName, append(append([]map[string]interface{}{}, writeParams...), forceParam))
+				ops["patch"] = op(kind, s, "patch", subGVK, subName, append(append([]map[string]interface{}{}, writeParams...), forceParam))
+			case "create":
+				ops["post"] = op(kind, s, "post", subGVK, subName, writeParams)
 			}
 		}
-		paths[collection+"/{name}/"+sub] = ops
+		addPath(paths, collection+"/{name}/"+sub, ops, itemParams)
 	}
+}
+
+// addPath adds a path with its operations, if it has any.
+func addPath(paths map[string]interface{}, path string, ops map[string]interface{}, params []interface{}) {
+	if len(ops) == 0 {
+		return
+	}
+	ops["parameters"] = params
+	paths[path] = ops
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }
 
 // op is one operation; v2 and v3 differ in how bodies and responses name
 // their schemas.
-func op(res *registry.Entry, s *schemas, action string, gvk map[string]string, schemaName string, params []map[string]interface{}) map[string]interface{} {
+func op(kind string, s *schemas, action string, gvk map[string]string, schemaName string, params []map[string]interface{}) map[string]interface{} {
 	ref := Schema{"$ref": s.refPrefix + schemaName}
 	o := map[string]interface{}{
-		"operationId":                     action + res.Kind,
+		"operationId":                     action + kind,
 		"x-kubernetes-action":             action,
 		"x-kubernetes-group-version-kind": gvk,
 		"parameters":                      s.params(params),

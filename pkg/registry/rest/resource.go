@@ -25,7 +25,7 @@ type Resource struct {
 	Namespaced bool
 
 	// New returns an empty object of the served type; NewList an empty
-	// list.
+	// list, or is nil for a resource that is never listed (a review).
 	New     func() runtime.Object
 	NewList func() runtime.Object
 	// Default applies the type's defaults, as kube's decoder does to
@@ -48,13 +48,16 @@ type Resource struct {
 // Complete fills in what a registration may leave out: the schemas of a
 // Go type, derived once from its definitions; for a schema given inline,
 // its definition name, apiVersion, kind and metadata, as kube completes a
-// custom resource's; the list schema of unstructured objects.
+// custom resource's; the list schema of unstructured objects. It may be
+// called more than once.
 func (r *Resource) Complete() {
 	if r.Schema == nil {
 		r.Schema = cronschema.FromGoType(r.New())
 	}
-	r.Schema = r.Schema.AsResource(cronschema.KindDefinitionName(r.GroupVersionKind))
-	if r.ListSchema != nil {
+	if st := r.Schema.AsResource(cronschema.KindDefinitionName(r.GroupVersionKind)); st != r.Schema {
+		r.Schema = st
+	}
+	if r.ListSchema != nil || r.NewList == nil {
 		return
 	}
 	if _, ok := r.NewList().(*unstructured.UnstructuredList); ok {

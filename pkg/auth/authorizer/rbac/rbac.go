@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/cronplane/cronplane/pkg/auth/authorizer"
 	"github.com/cronplane/cronplane/pkg/auth/user"
@@ -155,4 +156,21 @@ func (g grant) String() string {
 		return fmt.Sprintf("ClusterRoleBinding %q of %s %q to %s", g.binding, g.roleRef.Kind, g.roleRef.Name, who)
 	}
 	return fmt.Sprintf("RoleBinding %q of %s %q to %s", g.binding+"/"+g.namespace, g.roleRef.Kind, g.roleRef.Name, who)
+}
+
+// RoleRules returns the rules of the role a binding in namespace refers
+// to (a ClusterRole, or a Role of namespace), or a NotFound error.
+func (x *Index) RoleRules(ref rbacv1.RoleRef, namespace string) ([]rbacv1.PolicyRule, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if ref.Kind == "Role" {
+		if r, ok := x.roles[namespace+"/"+ref.Name]; ok {
+			return r.Rules, nil
+		}
+		return nil, apierrors.NewNotFound(rbacv1.Resource("roles"), ref.Name)
+	}
+	if r, ok := x.clusterRoles[ref.Name]; ok {
+		return r.Rules, nil
+	}
+	return nil, apierrors.NewNotFound(rbacv1.Resource("clusterroles"), ref.Name)
 }

@@ -1,0 +1,469 @@
+package apiserver_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/cronplane/cronplane/pkg/apiserver"
+	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
+	"github.com/cronplane/cronplane/pkg/certs"
+	"github.com/cronplane/cronplane/pkg/kubeconfig"
+)
+
+// testUsers are the static tokens of the shared server: each user's
+// token is "<name>-token"; bob is in the group "devs".
+var testUsers = []string{"alice", "bob", "erin", "mallory", "applier"}
+
+func writeTestTokens() (string, error) {
+	f, err := os.CreateTemp("", "cronplane-tokens-*.csv")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	for _, u := range testUsers {
+		groups := ""
+		if u == "bob" {
+			groups = `,"devs"`
+		}
+		fmt.Fprintf(f, "%s-token,%s,%s-uid%s\n", u, u, u, groups)
+	}
+	return f.Name(), nil
+}
+
+// clientAs is a client of the shared server authenticated as name.
+func clientAs(t *testing.T, name string) kubernetes.Interface {
+	t.Helper()
+	cfg := rest.CopyConfig(srv.Config)
+	cfg.BearerToken = name + "-token"
+	return kubernetes.NewForConfigOrDie(cfg)
+}
+
+// kubectlAs runs kubectl as name (a test user, or "" for the admin).
+func kubectlAs(t *testing.T, name string, args ...string) (string, error) {
+	t.Helper()
+	path, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	cfg := srv.KubeconfigPath
+	if name != "" {
+		cfg = filepath.Join(t.TempDir(), name+".kubeconfig")
+		if err := kubeconfig.Write(cfg, kubeconfig.Config{Server: srv.URL, CAData: srv.CAData, Token: name + "-token", UserName: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(c, path, append([]string{"--kubeconfig", cfg}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+func mustCreate(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func role(ns, name string, rules ...rbacv1.PolicyRule) *rbacv1.Role {
+	return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Rules: rules}
+}
+
+func bindUser(ns, name, kind, roleName string, subjects ...rbacv1.Subject) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: roleName}, Subjects: subjects}
+}
+
+func user(name string) rbacv1.Subject {
+	return rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: name}
+}
+
+func rules(groups, resources, verbs []string, names ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: groups, Resources: resources, Verbs: verbs, ResourceNames: names}
+}
+
+func s(v ...string) []string { return v }
+
+// waitAllowed waits until the RBAC index has taken in a change: it is
+// fed by a watch, so a grant takes effect a moment after it is stored.
+func waitAllowed(t *testing.T, who, verb, resource, ns string, groups ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		r, err := srv.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx(t), &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: who, Groups: groups, ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: "batch", Resource: resource, Namespace: ns},
+		}}, metav1.CreateOptions{})
+		if err == nil && r.Status.Allowed {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s never became allowed to %s %s in %s", who, verb, resource, ns)
+}
+
+func TestRBAC_DecidesByUserVerbResourceNamespaceSubresource(t *testing.T) {
+	team, other := namespace(t), namespace(t)
+	admin := srv.Client.RbacV1()
+	_, err := srv.Client.BatchV1().CronJobs(team).Create(ctx(t), cronJob("nightly"), metav1.CreateOptions{})
+	mustCreate(t, err)
+	_, err = admin.Roles(team).Create(ctx(t), role(team, "cronjob-reader",
+		rules(s("batch"), s("cronjobs"), s("get", "list", "watch")),
+		rules(s("batch"), s("cronjobs"), s("update"), "nightly")), metav1.CreateOptions{})
+	mustCreate(t, err)
+	_, err = admin.RoleBindings(team).Create(ctx(t), bindUser(team, "alice-reads", "Role", "cronjob-reader", user("alice")), metav1.CreateOptions{})
+	mustCreate(t, err)
+	_, err = admin.ClusterRoles().Create(ctx(t), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: team + "-status"},
+		Rules: []rbacv1.PolicyRule{rules(s("batch"), s("cronjobs/status"), s("get", "update", "patch"))}}, metav1.CreateOptions{})
+	mustCreate(t, err)
+	_, err = admin.RoleBindings(team).Create(ctx(t), bindUser(team, "devs-status", "ClusterRole", team+"-status",
+		rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "devs"}), metav1.CreateOptions{})
+	mustCreate(t, err)
+	_, err = admin.Roles(team).Create(ctx(t), role(team, "patcher", rules(s("batch"), s("cronjobs"), s("patch", "get"))), metav1.CreateOptions{})
+	mustCreate(t, err)
+	_, err = admin.RoleBindings(team).Create(ctx(t), bindUser(team, "applier-patches", "Role", "patcher", user("applier")), metav1.CreateOptions{})
+	mustCreate(t, err)
+	waitAllowed(t, "alice", "list", "cronjobs", team)
+	waitAllowed(t, "applier", "patch", "cronjobs", team)
+
+	cj := "/apis/batch/v1/namespaces/" + team + "/cronjobs"
+	apply := `{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"%s"},"spec":{"schedule":"@daily","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}}}`
+	cases := []struct {
+		name, user, method, path, contentType, body string
+		code                                        int
+		message                                     string
+	}{
+		{"a Role grants in its namespace", "alice", "GET", cj, "", "", 200, ""},
+		{"watch is its own verb, granted too", "alice", "GET", cj + "?watch=1&timeoutSeconds=1", "", "", 200, ""},
+		{"not in another namespace", "alice", "GET", "/apis/batch/v1/namespaces/" + other + "/cronjobs", "", "", 403,
+			`cronjobs.batch is forbidden: User "alice" cannot list resource "cronjobs" in API group "batch" in the namespace "` + other + `"`},
+		{"not across namespaces", "alice", "GET", "/apis/batch/v1/cronjobs", "", "", 403,
+			`cronjobs.batch is forbidden: User "alice" cannot list resource "cronjobs" in API group "batch" at the cluster scope`},
+		{"not another verb", "alice", "DELETE", cj + "/nightly", "", "", 403,
+			`cronjobs.batch "nightly" is forbidden: User "alice" cannot delete resource "cronjobs" in API group "batch" in the namespace "` + team + `"`},
+		{"a dry run needs what the write needs", "alice", "POST", cj + "?dryRun=All", "application/json", fmt.Sprintf(apply, "dry"), 403, ""},
+		{"a subresource is authorized apart", "alice", "GET", cj + "/nightly/status", "", "", 403,
+			`cronjobs.batch "nightly" is forbidden: User "alice" cannot get resource "cronjobs/status" in API group "batch" in the namespace "` + team + `"`},
+		{"a group's binding", "bob", "GET", cj + "/nightly/status", "", "", 200, ""},
+		{"the subresource does not grant the resource", "bob", "GET", cj + "/nightly", "", "", 403, ""},
+		{"apply of an existing object needs patch", "applier", "PATCH", cj + "/nightly?fieldManager=x&force=true", "application/apply-patch+yaml", fmt.Sprintf(apply, "nightly"), 200, ""},
+		{"apply of a new object also needs create", "applier", "PATCH", cj + "/fresh?fieldManager=x", "application/apply-patch+yaml", fmt.Sprintf(apply, "fresh"), 403,
+			`cronjobs.batch "fresh" is forbidden: `},
+		{"anonymous may read the version", "", "GET", "/version", "", "", 200, ""},
+		{"anonymous may read health", "", "GET", "/readyz", "", "", 200, ""},
+		{"anonymous may not discover", "", "GET", "/api", "", "", 403, `forbidden: User "system:anonymous" cannot get path "/api"`},
+		{"a user may discover", "alice", "GET", "/apis/batch/v1", "", "", 200, ""},
+		{"a user may not read what nothing grants", "alice", "GET", "/api/v1/namespaces", "", "", 403, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			token := ""
+			if tc.user != "" {
+				token = tc.user + "-token"
+			}
+			resp, body := raw(t, tc.method, tc.path, token, tc.contentType, tc.body)
+			if resp.StatusCode != tc.code {
+				t.Fatalf("%d, want %d: %s", resp.StatusCode, tc.code, body)
+			}
+			if tc.message != "" && !strings.Contains(body, strings.ReplaceAll(tc.message, `"`, `\"`)) {
+				t.Fatalf("body %s\nwant the message %s", body, tc.message)
+			}
+		})
+	}
+	// The refused apply created nothing.
+	if _, err := srv.Client.BatchV1().CronJobs(team).Get(ctx(t), "fresh", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("refused apply: %v", err)
+	}
+}
+
+func TestRBAC_BadTokenIs401EvenWherePublic(t *testing.T) {
+	for _, path := range []string{"/version", "/healthz", "/api"} {
+		if resp, body := raw(t, "GET", path, "no-such-token", "", ""); resp.StatusCode != 401 {
+			t.Errorf("%s with a bad token: %d %s", path, resp.StatusCode, body)
+		}
+	}
+}
+
+func TestRBAC_EscalationIsRefused(t *testing.T) {
+	team := namespace(t)
+	admin := srv.Client.RbacV1()
+	// erin administers roles and bindings in team and reads CronJobs.
+	_, err := admin.Roles(team).Create(ctx(t), role(team, "role-admin",
+		rules(s("rbac.authorization.k8s.io"), s("roles", "rolebindings"), s("create", "update", "get")),
+		rules(s("batch"), s("cronjobs"), s("get"))), metav1.CreateOptions{})
+	mustCreate(t, err)
+	_, err = admin.RoleBindings(team).Create(ctx(t), bindUser(team, "erin", "Role", "role-admin", user("erin")), metav1.CreateOptions{})
+	mustCreate(t, err)
+	waitAllowed(t, "erin", "get", "cronjobs", team)
+	erin := clientAs(t, "erin").RbacV1()
+
+	if _, err := erin.Roles(team).Create(ctx(t), role(team, "reader", rules(s("batch"), s("cronjobs"), s("get"))), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a role within erin's own rights: %v", err)
+	}
+	_, err = erin.Roles(team).Create(ctx(t), role(team, "deleter", rules(s("batch"), s("cronjobs"), s("get", "delete"))), metav1.CreateOptions{})
+	want := `roles.rbac.authorization.k8s.io "deleter" is forbidden: user "erin" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:` + "\n" +
+		`{APIGroups:["batch"], Resources:["cronjobs"], Verbs:["delete"]}`
+	if !apierrors.IsForbidden(err) || err.Error() != want {
+		t.Fatalf("a role granting more: %v\nwant %s", err, want)
+	}
+	// Updating a role she may write to grant more is refused too.
+	r, err := erin.Roles(team).Get(ctx(t), "reader", metav1.GetOptions{})
+	mustCreate(t, err)
+	r.Rules[0].Verbs = s("*")
+	if _, err := erin.Roles(team).Update(ctx(t), r, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("widening a role by update: %v", err)
+	}
+	// Binding herself to cluster-admin in her namespace.
+	_, err = erin.RoleBindings(team).Create(ctx(t), bindUser(team, "grab", "ClusterRole", "cluster-admin", user("erin")), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "is attempting to grant RBAC permissions not currently held") {
+		t.Fatalf("binding cluster-admin: %v", err)
+	}
+	// A binding of a role she holds all of is fine.
+	if _, err := erin.RoleBindings(team).Create(ctx(t), bindUser(team, "share", "Role", "reader", user("alice")), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("binding a role within her rights: %v", err)
+	}
+	// Cluster-wide, she may not even try.
+	_, err = clientAs(t, "erin").RbacV1().ClusterRoleBindings().Create(ctx(t), &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: team + "-grab"},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"}, Subjects: []rbacv1.Subject{user("erin")}}, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("binding cluster-admin cluster-wide: %v", err)
+	}
+	// With the escalate verb, she may write roles beyond her rights; with
+	// bind, bind a role beyond them.
+	_, err = admin.Roles(team).Create(ctx(t), role(team, "escalator",
+		rules(s("rbac.authorization.k8s.io"), s("roles"), s("escalate")),
+		rules(s("rbac.authorization.k8s.io"), s("clusterroles"), s("bind"), "edit")), metav1.CreateOptions{})
+	mustCreate(t, err)
+	_, err = admin.RoleBindings(team).Create(ctx(t), bindUser(team, "erin-escalates", "Role", "escalator", user("erin")), metav1.CreateOptions{})
+	mustCreate(t, err)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err = erin.Roles(team).Create(ctx(t), role(team, "deleter", rules(s("batch"), s("cronjobs"), s("get", "delete"))), metav1.CreateOptions{})
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("with escalate: %v", err)
+	}
+	if _, err := erin.RoleBindings(team).Create(ctx(t), bindUser(team, "edit", "ClusterRole", "edit", user("alice")), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("with bind on edit: %v", err)
+	}
+}
+
+func TestReviews_AccessRulesTokenAndSelf(t *testing.T) {
+	team := namespace(t)
+	_, err := srv.Client.RbacV1().Roles(team).Create(ctx(t), role(team, "reader", rules(s("batch"), s("cronjobs"), s("get", "list"))), metav1.CreateOptions{})
+	mustCreate(t, err)
+	_, err = srv.Client.RbacV1().RoleBindings(team).Create(ctx(t), bindUser(team, "alice", "Role", "reader", user("alice")), metav1.CreateOptions{})
+	mustCreate(t, err)
+	waitAllowed(t, "alice", "list", "cronjobs", team)
+
+	sar, err := srv.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx(t), &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: "alice", ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get", Group: "batch", Resource: "cronjobs", Namespace: team},
+	}}, metav1.CreateOptions{})
+	mustCreate(t, err)
+	if want := `RBAC: allowed by RoleBinding "alice/` + team + `" of Role "reader" to User "alice"`; !sar.Status.Allowed || sar.Status.Reason != want {
+		t.Fatalf("SubjectAccessReview status %+v, want allowed by %s", sar.Status, want)
+	}
+	_, err = srv.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx(t), &authorizationv1.SubjectAccessReview{}, metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "at least one of user or group must be specified") {
+		t.Fatalf("an empty SubjectAccessReview: %v", err)
+	}
+	lsar, err := clientAs(t, "alice").AuthorizationV1().LocalSubjectAccessReviews(team).Create(ctx(t), &authorizationv1.LocalSubjectAccessReview{
+		ObjectMeta: metav1.ObjectMeta{Namespace: team},
+		Spec:       authorizationv1.SubjectAccessReviewSpec{User: "alice", ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "delete", Group: "batch", Resource: "cronjobs", Namespace: team}},
+	}, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("alice may not create a LocalSubjectAccessReview (admin's right): %v %+v", err, lsar)
+	}
+	ssar, err := clientAs(t, "alice").AuthorizationV1().SelfSubjectAccessReviews().Create(ctx(t), &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "delete", Group: "batch", Resource: "cronjobs", Namespace: team},
+	}}, metav1.CreateOptions{})
+	mustCreate(t, err)
+	if ssar.Status.Allowed {
+		t.Fatal("alice may delete according to her SelfSubjectAccessReview")
+	}
+	tr, err := srv.Client.AuthenticationV1().TokenReviews().Create(ctx(t), &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: "bob-token"}}, metav1.CreateOptions{})
+	mustCreate(t, err)
+	if u := tr.Status.User; !tr.Status.Authenticated || u.Username != "bob" || strings.Join(u.Groups, ",") != "devs,system:authenticated" {
+		t.Fatalf("TokenReview of bob's token: %+v", tr.Status)
+	}
+	tr, err = srv.Client.AuthenticationV1().TokenReviews().Create(ctx(t), &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: "nobody"}}, metav1.CreateOptions{})
+	mustCreate(t, err)
+	if tr.Status.Authenticated {
+		t.Fatal("an unknown token reviewed as authenticated")
+	}
+
+	// kubectl reads the same reviews.
+	kubectlCases := []struct {
+		user string
+		args []string
+		want string
+		fail bool
+	}{
+		{"alice", s("auth", "can-i", "list", "cronjobs.batch", "-n", team), "yes", false},
+		{"alice", s("auth", "can-i", "delete", "cronjobs.batch", "-n", team), "no", true},
+		{"alice", s("auth", "can-i", "--list", "-n", team), "cronjobs.batch", false},
+		{"alice", s("auth", "whoami"), "alice", false},
+		{"", s("auth", "can-i", "get", "cronjobs.batch", "-n", team, "--as", "alice"), "yes", false},
+		{"", s("auth", "can-i", "get", "cronjobs.batch", "-n", team, "--as", "nobody", "--as-group", "devs"), "no", true},
+		{"alice", s("auth", "can-i", "get", "cronjobs.batch", "-n", team, "--as", "bob"), "cannot impersonate", true},
+	}
+	for _, tc := range kubectlCases {
+		out, err := kubectlAs(t, tc.user, tc.args...)
+		if (err != nil) != tc.fail || !strings.Contains(out, tc.want) {
+			t.Errorf("kubectl %v as %q: %v\n%s\nwant %q", tc.args, tc.user, err, out, tc.want)
+		}
+	}
+}
+
+func TestImpersonation_AllowedAndDenied(t *testing.T) {
+	team := namespace(t)
+	admin := srv.Client.RbacV1()
+	_, err := admin.Roles(team).Create(ctx(t), role(team, "reader", rules(s("batch"), s("cronjobs"), s("list"))), metav1.CreateOptions{})
+	mustCreate(t, err)
+	_, err = admin.RoleBindings(team).Create(ctx(t), bindUser(team, "alice", "Role", "reader", user("alice")), metav1.CreateOptions{})
+	mustCreate(t, err)
+	_, err = admin.ClusterRoles().Create(ctx(t), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: team + "-be-alice"},
+		Rules: []rbacv1.PolicyRule{rules(s(""), s("users"), s("impersonate"), "alice")}}, metav1.CreateOptions{})
+	mustCreate(t, err)
+	_, err = admin.ClusterRoleBindings().Create(ctx(t), &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: team + "-mallory"},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: team + "-be-alice"}, Subjects: []rbacv1.Subject{user("mallory")}}, metav1.CreateOptions{})
+	mustCreate(t, err)
+	waitAllowed(t, "alice", "list", "cronjobs", team)
+
+	as := func(headers map[string][]string) (int, string) {
+		cfg := rest.CopyConfig(srv.Config)
+		cfg.BearerToken = "mallory-token"
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: headers["user"][0], Groups: headers["groups"]}
+		var code int
+		body, _ := kubernetes.NewForConfigOrDie(cfg).RESTClient().Get().AbsPath("/apis/batch/v1/namespaces/" + team + "/cronjobs").Do(context.Background()).StatusCode(&code).Raw()
+		return code, string(body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	code, body := as(map[string][]string{"user": {"alice"}})
+	for code != 200 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		code, body = as(map[string][]string{"user": {"alice"}})
+	}
+	if code != 200 {
+		t.Fatalf("mallory as alice: %d %s", code, body)
+	}
+	code, body = as(map[string][]string{"user": {"bob"}})
+	if want := `users \"bob\" is forbidden: User \"mallory\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope`; code != 403 || !strings.Contains(body, want) {
+		t.Fatalf("mallory as bob: %d %s", code, body)
+	}
+	code, body = as(map[string][]string{"user": {"alice"}, "groups": {"system:masters"}})
+	if code != 403 || !strings.Contains(body, `cannot impersonate resource \"groups\"`) {
+		t.Fatalf("mallory as alice in system:masters: %d %s", code, body)
+	}
+	resp, body := rawWithHeaders(t, "GET", "/api", "mallory-token", map[string]string{"Impersonate-Group": "devs"})
+	if resp != 400 || !strings.Contains(body, "without impersonating a user") {
+		t.Fatalf("a group without a user: %d %s", resp, body)
+	}
+}
+
+func rawWithHeaders(t *testing.T, method, path, token string, headers map[string]string) (int, string) {
+	t.Helper()
+	cfg := rest.CopyConfig(srv.Config)
+	cfg.BearerToken = token
+	req := kubernetes.NewForConfigOrDie(cfg).RESTClient().Verb(method).AbsPath(path)
+	for k, v := range headers {
+		req = req.SetHeader(k, v)
+	}
+	var code int
+	body, _ := req.Do(context.Background()).StatusCode(&code).Raw()
+	return code, string(body)
+}
+
+func TestClientCertificates_AuthenticateUserAndGroups(t *testing.T) {
+	team := namespace(t)
+	_, err := srv.Client.RbacV1().Roles(team).Create(ctx(t), role(team, "reader", rules(s("batch"), s("cronjobs"), s("list"))), metav1.CreateOptions{})
+	mustCreate(t, err)
+	_, err = srv.Client.RbacV1().RoleBindings(team).Create(ctx(t), bindUser(team, "ops", "Role", "reader",
+		rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "ops"}), metav1.CreateOptions{})
+	mustCreate(t, err)
+	waitAllowed(t, "someone", "list", "cronjobs", team, "ops")
+
+	withCert := func(dir, name string) kubernetes.Interface {
+		f, err := certs.EnsureClient(dir, name, "carol", []string{"ops"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{CAData: srv.CAData, CertFile: f.CertFile, KeyFile: f.KeyFile}}
+		return kubernetes.NewForConfigOrDie(cfg)
+	}
+	// Signed by the server's CA: carol, in the group ops.
+	carol := withCert(filepath.Join(srv.DataDir(), "certs"), "test-carol")
+	if _, err := carol.BatchV1().CronJobs(team).List(ctx(t), metav1.ListOptions{}); err != nil {
+		t.Fatalf("carol with the server's certificate: %v", err)
+	}
+	review, err := carol.AuthenticationV1().SelfSubjectReviews().Create(ctx(t), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	mustCreate(t, err)
+	if u := review.Status.UserInfo; u.Username != "carol" || strings.Join(u.Groups, ",") != "ops,system:authenticated" {
+		t.Fatalf("carol is taken for %+v", u)
+	}
+	// Signed by another CA: bad credentials.
+	_, err = withCert(t.TempDir(), "stranger").BatchV1().CronJobs(team).List(ctx(t), metav1.ListOptions{})
+	if !apierrors.IsUnauthorized(err) {
+		t.Fatalf("a certificate of another CA: %v", err)
+	}
+}
+
+func TestBootstrapPolicy_SurvivesRestartWithoutRewrites(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "data")
+	withData := func(o *apiserver.Options) { o.DataDir = dataDir }
+	versions := func(s *apiservertest.Server) map[string]string {
+		out := map[string]string{}
+		roles, err := s.Client.RbacV1().ClusterRoles().List(ctx(t), metav1.ListOptions{})
+		mustCreate(t, err)
+		for _, r := range roles.Items {
+			out["role/"+r.Name] = r.ResourceVersion
+		}
+		bindings, err := s.Client.RbacV1().ClusterRoleBindings().List(ctx(t), metav1.ListOptions{})
+		mustCreate(t, err)
+		for _, b := range bindings.Items {
+			out["binding/"+b.Name] = b.ResourceVersion
+		}
+		return out
+	}
+	first, err := apiservertest.New(withData)
+	mustCreate(t, err)
+	before := versions(first)
+	// An administrator's addition to a default role stays.
+	edit, err := first.Client.RbacV1().ClusterRoles().Get(ctx(t), "system:aggregate-to-edit", metav1.GetOptions{})
+	mustCreate(t, err)
+	edit.Rules = append(edit.Rules, rules(s("example.com"), s("widgets"), s("get")))
+	edit, err = first.Client.RbacV1().ClusterRoles().Update(ctx(t), edit, metav1.UpdateOptions{})
+	mustCreate(t, err)
+	before["role/system:aggregate-to-edit"] = edit.ResourceVersion
+	first.Stop()
+
+	second, err := apiservertest.New(withData)
+	mustCreate(t, err)
+	defer second.Stop()
+	after := versions(second)
+	if len(before) < 20 || fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Fatalf("the policy changed across a restart:\nbefore %v\nafter  %v", before, after)
+	}
+	for _, name := range s("cluster-admin", "admin", "edit", "view", "system:basic-user", "system:discovery", "system:public-info-viewer", "system:kube-controller-manager", "system:controller:cronjob-controller") {
+		if _, ok := after["role/"+name]; !ok {
+			t.Errorf("no clusterrole %s", name)
+		}
+	}
+}
