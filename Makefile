@@ -51,6 +51,7 @@ test-short:
 
 bench: build
 	$(GO) run ./hack/bench -apiserver $(BIN)/apiserver
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/auth/authorizer/rbac
 
 clean:
 	rm -rf $(BIN)

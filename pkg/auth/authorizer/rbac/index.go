@@ -216,10 +216,9 @@ func subjectKey(s rbacv1.Subject, bindingNamespace string) (subject, bool) {
 // system:serviceaccount:<namespace>:<name>.
 const serviceAccountPrefix = "system:serviceaccount:"
 
-// subjectsOf are the keys a user is bound by: its name, its groups, and
-// its service account when it is one.
-func subjectsOf(u *user.Info) []subject {
-	keys := make([]subject, 0, len(u.Groups)+2)
+// subjectsOf appends to keys those a user is bound by: its name, its
+// groups, and its service account when it is one.
+func subjectsOf(u *user.Info, keys []subject) []subject {
 	keys = append(keys, subject{kind: rbacv1.UserKind, name: u.Name})
 	for _, g := range u.Groups {
 		keys = append(keys, subject{kind: rbacv1.GroupKind, name: g})

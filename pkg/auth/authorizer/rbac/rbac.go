@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -34,22 +35,22 @@ func (z Authorizer) Authorize(_ context.Context, a authorizer.Attributes) (autho
 		return authorizer.NoOpinion, "", nil
 	}
 	var missing []string
-	allowedBy := ""
-	z.Index.visit(a.User, a.Namespace, func(source fmt.Stringer, rules []rbacv1.PolicyRule, err error) bool {
+	var allowedBy *grant
+	z.Index.visit(a.User, a.Namespace, func(source grant, rules []rbacv1.PolicyRule, err error) bool {
 		if err != nil {
 			missing = append(missing, err.Error())
 			return true
 		}
 		for i := range rules {
 			if RuleAllows(a, &rules[i]) {
-				allowedBy = source.String()
+				allowedBy = &source
 				return false
 			}
 		}
 		return true
 	})
-	if allowedBy != "" {
-		return authorizer.Allow, "RBAC: allowed by " + allowedBy, nil
+	if allowedBy != nil {
+		return authorizer.Allow, "RBAC: allowed by " + allowedBy.String(), nil
 	}
 	switch len(missing) {
 	case 0:
@@ -66,7 +67,7 @@ func (z Authorizer) Authorize(_ context.Context, a authorizer.Attributes) (autho
 func (x *Index) RulesFor(u *user.Info, namespace string) ([]rbacv1.PolicyRule, []error) {
 	var rules []rbacv1.PolicyRule
 	var errs []error
-	x.visit(u, namespace, func(_ fmt.Stringer, rs []rbacv1.PolicyRule, err error) bool {
+	x.visit(u, namespace, func(_ grant, rs []rbacv1.PolicyRule, err error) bool {
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -94,8 +95,9 @@ func (e notFound) Error() string {
 // visit calls fn with the rules of each binding that applies to u:
 // cluster-wide bindings first, then those of namespace; a binding whose
 // role is missing comes with an error instead. fn returns false to stop.
-func (x *Index) visit(u *user.Info, namespace string, fn func(source fmt.Stringer, rules []rbacv1.PolicyRule, err error) bool) {
-	keys := subjectsOf(u)
+func (x *Index) visit(u *user.Info, namespace string, fn func(source grant, rules []rbacv1.PolicyRule, err error) bool) {
+	var buf [8]subject
+	keys := subjectsOf(u, buf[:0])
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	for _, k := range keys {
@@ -148,14 +150,15 @@ type grant struct {
 }
 
 func (g grant) String() string {
-	who := fmt.Sprintf("%s %q", g.subject.kind, g.subject.name)
+	name := g.subject.name
 	if g.subject.kind == rbacv1.ServiceAccountKind {
-		who = fmt.Sprintf("%s %q", g.subject.kind, g.subject.name+"/"+g.subject.namespace)
+		name += "/" + g.subject.namespace
 	}
-	if g.namespace == "" {
-		return fmt.Sprintf("ClusterRoleBinding %q of %s %q to %s", g.binding, g.roleRef.Kind, g.roleRef.Name, who)
+	binding := "ClusterRoleBinding " + strconv.Quote(g.binding)
+	if g.namespace != "" {
+		binding = "RoleBinding " + strconv.Quote(g.binding+"/"+g.namespace)
 	}
-	return fmt.Sprintf("RoleBinding %q of %s %q to %s", g.binding+"/"+g.namespace, g.roleRef.Kind, g.roleRef.Name, who)
+	return binding + " of " + g.roleRef.Kind + " " + strconv.Quote(g.roleRef.Name) + " to " + g.subject.kind + " " + strconv.Quote(name)
 }
 
 // RoleRules returns the rules of the role a binding in namespace refers
