@@ -53,6 +53,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/etcdserver"
 	"github.com/cronplane/cronplane/pkg/featuregate"
 	"github.com/cronplane/cronplane/pkg/kubeconfig"
+	"github.com/cronplane/cronplane/pkg/metrics"
 	"github.com/cronplane/cronplane/pkg/registry"
 	"github.com/cronplane/cronplane/pkg/registry/authentication"
 	"github.com/cronplane/cronplane/pkg/registry/authorization"
@@ -95,6 +96,9 @@ type Options struct {
 	// AuthorizationModes are asked in order: RBAC, AlwaysAllow,
 	// AlwaysDeny.
 	AuthorizationModes []string
+	// ShowHiddenMetricsForVersion shows the metrics hidden in that (the
+	// previous) minor release.
+	ShowHiddenMetricsForVersion string
 	// MinRequestTimeout (seconds) bounds watches without timeoutSeconds.
 	MinRequestTimeout int64
 	// CompactionInterval is how often etcd's history is compacted; 0 never.
@@ -148,6 +152,8 @@ type Server struct {
 	caches   map[string]*cacher.Cache
 	// stopRequests ends long-running requests (watches) on Close.
 	stopRequests context.CancelFunc
+	// Metrics holds the server's metrics, served at /metrics.
+	Metrics *metrics.Registry
 	// stores serve the installed resources, by group, version, resource.
 	stores map[schema.GroupVersionResource]*generic.Store
 	// generatedCA is the PEM of the CA the server made for itself, if it
@@ -183,6 +189,10 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	}
 	srv := &Server{opts: opts, closed: make(chan struct{}), caches: map[string]*cacher.Cache{}, stores: map[schema.GroupVersionResource]*generic.Store{}}
 	srv.background, srv.stopBackground = context.WithCancel(context.Background())
+	srv.Metrics = metrics.NewRegistry()
+	if err := srv.Metrics.ShowHiddenMetricsForVersion(opts.ShowHiddenMetricsForVersion); err != nil {
+		return nil, err
+	}
 	s = srv
 	defer func() {
 		if err != nil {
