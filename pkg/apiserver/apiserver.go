@@ -47,6 +47,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/endpoints/discovery"
 	"github.com/cronplane/cronplane/pkg/endpoints/filters"
 	"github.com/cronplane/cronplane/pkg/endpoints/handlers"
+	"github.com/cronplane/cronplane/pkg/endpoints/instrumentation"
 	"github.com/cronplane/cronplane/pkg/endpoints/openapi"
 	"github.com/cronplane/cronplane/pkg/endpoints/request"
 	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
@@ -99,6 +100,9 @@ type Options struct {
 	// ShowHiddenMetricsForVersion shows the metrics hidden in that (the
 	// previous) minor release.
 	ShowHiddenMetricsForVersion string
+	// RequestMetrics records the request metrics; off only to measure
+	// what they cost.
+	RequestMetrics bool
 	// MinRequestTimeout (seconds) bounds watches without timeoutSeconds.
 	MinRequestTimeout int64
 	// CompactionInterval is how often etcd's history is compacted; 0 never.
@@ -123,6 +127,7 @@ func DefaultOptions() Options {
 		FeatureGates:       featuregate.New(featuregate.Known),
 		AnonymousAuth:      true,
 		AuthorizationModes: []string{ModeRBAC},
+		RequestMetrics:     true,
 	}
 }
 
@@ -150,6 +155,9 @@ type Server struct {
 	// while the server runs add to them.
 	cachesMu sync.Mutex
 	caches   map[string]*cacher.Cache
+	// cacheResources name the caches' resources in metrics, by prefix.
+	cacheResources map[string]string
+	storageMetrics *storageMetrics
 	// stopRequests ends long-running requests (watches) on Close.
 	stopRequests context.CancelFunc
 	// Metrics holds the server's metrics, served at /metrics.
@@ -193,6 +201,8 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if err := srv.Metrics.ShowHiddenMetricsForVersion(opts.ShowHiddenMetricsForVersion); err != nil {
 		return nil, err
 	}
+	srv.cacheResources = map[string]string{}
+	srv.storageMetrics = newStorageMetrics(srv.Metrics, srv)
 	s = srv
 	defer func() {
 		if err != nil {
@@ -407,9 +417,12 @@ func (s *Server) storageFor(res *generic.Resource) storage.Interface {
 		return c
 	}
 	backend := etcd3.New(s.client, codec, newFunc)
+	resource := res.GroupResource().String()
+	backend.Observe(s.storageMetrics.observer(resource))
 	c := cacher.New(backend, prefix, newFunc, cacher.Config{})
 	backend.UseDecoded(c)
 	s.caches[prefix] = c
+	s.cacheResources[prefix] = resource
 	return c
 }
 
@@ -448,7 +461,11 @@ func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 }
 
 func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Authorizer) http.Handler {
-	resources := &handlers.Handler{Registry: s.Registry, Admission: s.admissionChain(), MinRequestTimeout: s.opts.MinRequestTimeout, FeatureGates: s.opts.FeatureGates, Authorizer: authz}
+	var requestMetrics *instrumentation.Metrics
+	if s.opts.RequestMetrics {
+		requestMetrics = instrumentation.New(s.Metrics)
+	}
+	resources := &handlers.Handler{Registry: s.Registry, Admission: s.admissionChain(), MinRequestTimeout: s.opts.MinRequestTimeout, FeatureGates: s.opts.FeatureGates, Authorizer: authz, Metrics: requestMetrics}
 	disc := &discovery.Handler{Registry: s.Registry}
 	// Paths are taken as sent: an unclean path is not redirected (a client
 	// following the redirect could turn DELETE .../cronjobs/. into a
@@ -459,6 +476,7 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	r.HandleFunc("/healthz", s.serveHealth(false))
 	r.HandleFunc("/livez", s.serveHealth(false))
 	r.HandleFunc("/readyz", s.serveHealth(true))
+	r.Handle("/metrics", getOnly(s.Metrics.Handler().ServeHTTP))
 	r.HandleFunc("/version", getOnly(disc.ServeVersion))
 	r.HandleFunc("/api", getOnly(disc.ServeLegacy))
 	r.HandleFunc("/api/v1", getOnly(func(w http.ResponseWriter, r *http.Request) {
@@ -492,6 +510,9 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	h = filters.WithAuthorization(h, authz)
 	h = filters.WithImpersonation(h, authz)
 	h = filters.WithAuthentication(h, authn, s.opts.AnonymousAuth)
+	if requestMetrics != nil {
+		h = requestMetrics.WithRequestMetrics(h)
+	}
 	h = request.WithRequestInfoFilter(h)
 	return withPanicRecovery(h)
 }

@@ -25,8 +25,9 @@ import (
 )
 
 // testUsers are the static tokens of the shared server: each user's
-// token is "<name>-token"; bob is in the group "devs".
-var testUsers = []string{"alice", "bob", "erin", "mallory", "applier"}
+// token is "<name>-token"; bob is in the group "devs", monitor in
+// "system:monitoring".
+var testUsers = []string{"alice", "bob", "erin", "mallory", "applier", "monitor"}
 
 func writeTestTokens() (string, error) {
 	f, err := os.CreateTemp("", "cronplane-tokens-*.csv")
@@ -36,8 +37,11 @@ func writeTestTokens() (string, error) {
 	defer f.Close()
 	for _, u := range testUsers {
 		groups := ""
-		if u == "bob" {
+		switch u {
+		case "bob":
 			groups = `,"devs"`
+		case "monitor":
+			groups = `,"system:monitoring"`
 		}
 		fmt.Fprintf(f, "%s-token,%s,%s-uid%s\n", u, u, u, groups)
 	}

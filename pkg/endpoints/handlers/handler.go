@@ -24,6 +24,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/apply"
 	"github.com/cronplane/cronplane/pkg/auth/authorizer"
 	"github.com/cronplane/cronplane/pkg/codec"
+	"github.com/cronplane/cronplane/pkg/endpoints/instrumentation"
 	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
 	"github.com/cronplane/cronplane/pkg/endpoints/request"
 	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
@@ -47,6 +48,9 @@ type Handler struct {
 	// Authorizer is asked, besides the request's own verb, whether an
 	// update that creates its object may create it; nil does not ask.
 	Authorizer authorizer.Authorizer
+	// Metrics receives the watches and their events, and the requests of
+	// deprecated APIs; nil records nothing.
+	Metrics *instrumentation.Metrics
 }
 
 // ErrMethodNotAllowed is kube's 405 for a method the path does not serve.
@@ -87,6 +91,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.warnings = warnings
+	if c.entry.Deprecated != nil {
+		c.deprecated()
+	}
 	code, obj, err := c.serve()
 	if err != nil {
 		c.fail(err)
@@ -94,6 +101,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if obj != nil {
 		c.respond(code, obj)
+	}
+}
+
+// deprecated signals a request to a deprecated version: a warning to the
+// client, and the deprecated-API metric.
+func (c *call) deprecated() {
+	warning.Add(c.r.Context(), c.entry.Warning())
+	if m := c.h.Metrics; m != nil {
+		m.DeprecatedRequested(c.entry.GroupVersionResource(), c.info.Subresource, c.entry.Deprecated.RemovedIn)
 	}
 }
 

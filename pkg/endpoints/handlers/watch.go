@@ -52,6 +52,9 @@ func (c *call) serveWatch(wt rest.Watcher, opts metav1.ListOptions) {
 	if flusher != nil {
 		flusher.Flush()
 	}
+	if m := c.h.Metrics; m != nil {
+		defer m.WatchStarted(c.res.GroupVersionKind)()
+	}
 	buf := make([]byte, 0, 4096)
 	for {
 		select {
@@ -75,6 +78,9 @@ func (c *call) serveWatch(wt rest.Watcher, opts metav1.ListOptions) {
 			}
 			if _, err := c.w.Write(buf); err != nil {
 				return
+			}
+			if m := c.h.Metrics; m != nil {
+				m.WatchEvent(c.res.GroupVersionKind, len(buf))
 			}
 			if flusher != nil {
 				flusher.Flush()

@@ -43,6 +43,36 @@ type Resource struct {
 	// its Schema, and its list schema follows from it (see Complete).
 	Schema     *cronschema.Structural
 	ListSchema *cronschema.Structural
+
+	// Deprecated marks a version that is deprecated; nil means it is not.
+	Deprecated *Deprecation
+}
+
+// Deprecation describes a deprecated version of a resource, as kube's
+// warnings name it.
+type Deprecation struct {
+	// Since is the minor release that deprecated it ("1.29").
+	Since string
+	// RemovedIn is the release that stops serving it; empty means none is
+	// planned.
+	RemovedIn string
+	// Replacement is what to use instead; empty means none.
+	Replacement schema.GroupVersionKind
+}
+
+// Warning is kube's warning for a request to a deprecated version:
+// "batch/v1beta1 CronJob is deprecated in v1.21+, unavailable in v1.25+;
+// use batch/v1 CronJob".
+func (r *Resource) Warning() string {
+	d := r.Deprecated
+	msg := r.GroupVersion().String() + " " + r.Kind + " is deprecated in v" + d.Since + "+"
+	if d.RemovedIn != "" {
+		msg += ", unavailable in v" + d.RemovedIn + "+"
+	}
+	if !d.Replacement.Empty() {
+		msg += "; use " + d.Replacement.GroupVersion().String() + " " + d.Replacement.Kind
+	}
+	return msg
 }
 
 // Complete fills in what a registration may leave out: the schemas of a

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -117,6 +118,26 @@ type Cache struct {
 
 	stop context.CancelFunc
 	done chan struct{}
+	// dispatched counts the events taken in from etcd and offered to the
+	// watchers.
+	dispatched atomic.Uint64
+}
+
+// Stats describe a cache for metrics.
+type Stats struct {
+	// Objects is how many objects the cache holds.
+	Objects int
+	// Capacity is the size of the ring of recent events.
+	Capacity int
+	// Dispatched counts the events taken in since the start.
+	Dispatched uint64
+}
+
+// Stats returns the cache's figures now.
+func (c *Cache) Stats() Stats {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return Stats{Objects: len(c.items), Capacity: len(c.events), Dispatched: c.dispatched.Load()}
 }
 
 // New starts a cache of the keys under prefix (ending in "/") of backend.
@@ -299,6 +320,7 @@ func (c *Cache) apply(e watch.Event) error {
 		watchers = append(watchers, w)
 	}
 	c.mu.Unlock()
+	c.dispatched.Add(1)
 
 	var slow []*watcher
 	for _, w := range watchers {

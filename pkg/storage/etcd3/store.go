@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -33,6 +34,20 @@ type Store struct {
 	// decoded holds a DecodedObjects; it is set while the cache over this
 	// store may already be listing through it.
 	decoded atomic.Value
+	// observe, if set, receives the duration of each etcd request.
+	observe func(operation string, took time.Duration)
+}
+
+// Observe makes the store report how long each etcd request took, by
+// kube's operation names (create, get, list, update, delete). It must be
+// called before the store is used.
+func (s *Store) Observe(f func(operation string, took time.Duration)) { s.observe = f }
+
+// timed reports an etcd request begun at start.
+func (s *Store) timed(operation string, start time.Time) {
+	if s.observe != nil {
+		s.observe(operation, time.Since(start))
+	}
 }
 
 // DecodedObjects is a source of already decoded objects, such as a watch
@@ -117,10 +132,12 @@ func (s *Store) Create(ctx context.Context, key string, obj runtime.Object) (run
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(clientv3.OpPut(key, string(data))).
 		Commit()
+	s.timed("create", start)
 	if err != nil {
 		return nil, classify(err, key, 0)
 	}
@@ -131,7 +148,9 @@ func (s *Store) Create(ctx context.Context, key string, obj runtime.Object) (run
 }
 
 func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions) (runtime.Object, error) {
+	start := time.Now()
 	resp, err := s.client.Get(ctx, key)
+	s.timed("get", start)
 	if err != nil {
 		return nil, classify(err, key, 0)
 	}
@@ -174,7 +193,9 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		if chunk > 0 {
 			ops = append(ops, clientv3.WithLimit(chunk))
 		}
+		began := time.Now()
 		resp, err := s.client.Get(ctx, start, ops...)
+		s.timed("list", began)
 		if err != nil {
 			return nil, classify(err, prefix, rev)
 		}
@@ -261,7 +282,9 @@ func (s *Store) stateOf(kvs []*mvccpb.KeyValue) (*state, error) {
 }
 
 func (s *Store) read(ctx context.Context, key string) (*state, error) {
+	start := time.Now()
 	resp, err := s.client.Get(ctx, key)
+	s.timed("get", start)
 	if err != nil {
 		return nil, classify(err, key, 0)
 	}
@@ -305,7 +328,9 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, p *storage.Pre
 		} else {
 			cmp = clientv3.Compare(clientv3.ModRevision(key), "=", cur.rev)
 		}
+		start := time.Now()
 		resp, err := s.client.Txn(ctx).If(cmp).Then(clientv3.OpPut(key, string(data))).Else(clientv3.OpGet(key)).Commit()
+		s.timed("update", start)
 		if err != nil {
 			return nil, classify(err, key, 0)
 		}
@@ -338,11 +363,13 @@ func (s *Store) Delete(ctx context.Context, key string, p *storage.Preconditions
 				return nil, err
 			}
 		}
+		start := time.Now()
 		resp, err := s.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", cur.rev)).
 			Then(clientv3.OpDelete(key)).
 			Else(clientv3.OpGet(key)).
 			Commit()
+		s.timed("delete", start)
 		if err != nil {
 			return nil, classify(err, key, 0)
 		}

@@ -97,6 +97,8 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			rule("authentication.k8s.io").resources("selfsubjectreviews").verbs("create")),
 		clusterRole("system:discovery", nil,
 			rbacv1.PolicyRule{NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"}, Verbs: []string{"get"}}),
+		clusterRole("system:monitoring", nil,
+			rbacv1.PolicyRule{NonResourceURLs: []string{"/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis", "/readyz", "/readyz/*"}, Verbs: []string{"get"}}),
 		clusterRole("system:public-info-viewer", nil,
 			rbacv1.PolicyRule{NonResourceURLs: []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}, Verbs: []string{"get"}}),
 		clusterRole(ControllerManagerUser, nil,
@@ -127,6 +129,7 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		binding("cluster-admin", group(user.SystemPrivileged)),
 		binding("system:basic-user", group(user.AllAuthenticated)),
 		binding("system:discovery", group(user.AllAuthenticated)),
+		binding("system:monitoring", group("system:monitoring")),
 		binding("system:public-info-viewer", group(user.AllAuthenticated), group(user.AllUnauthenticated)),
 		binding(ControllerManagerUser, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: ControllerManagerUser}),
 	}

@@ -1,0 +1,189 @@
+package apiserver_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	batchv1beta1 "k8s.io/api/batch/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
+	"github.com/cronplane/cronplane/pkg/codec"
+	"github.com/cronplane/cronplane/pkg/registry/generic"
+	"github.com/cronplane/cronplane/pkg/registry/rest"
+)
+
+// scrape reads /metrics as token and parses it as Prometheus does.
+func scrape(t *testing.T, token string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, body := raw(t, "GET", "/metrics", token, "", "")
+	if resp.StatusCode != 200 {
+		t.Fatalf("/metrics: %d %s", resp.StatusCode, body)
+	}
+	families, err := new(expfmt.TextParser).TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("parsing /metrics: %v", err)
+	}
+	return families
+}
+
+// find returns the value of the sample of family name whose labels
+// include want, or -1.
+func find(families map[string]*dto.MetricFamily, name string, want map[string]string) float64 {
+	f, ok := families[name]
+	if !ok {
+		return -1
+	}
+	for _, m := range f.Metric {
+		labels := map[string]string{}
+		for _, l := range m.Label {
+			labels[l.GetName()] = l.GetValue()
+		}
+		match := true
+		for k, v := range want {
+			match = match && labels[k] == v
+		}
+		if !match {
+			continue
+		}
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue()
+		case m.Gauge != nil:
+			return m.Gauge.GetValue()
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount())
+		}
+	}
+	return -1
+}
+
+func TestMetrics_RequestsStorageAndWatchesUnderKubesNames(t *testing.T) {
+	ns := namespace(t)
+	_, err := srv.Client.BatchV1().CronJobs(ns).Create(ctx(t), cronJob("metered"), metav1.CreateOptions{})
+	mustCreate(t, err)
+	if _, err := srv.Client.BatchV1().CronJobs(ns).List(ctx(t), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := srv.Client.BatchV1().CronJobs(ns).Watch(ctx(t), metav1.ListOptions{})
+	mustCreate(t, err)
+	defer w.Stop()
+	<-w.ResultChan()
+
+	families := scrape(t, srv.AdminToken)
+	checks := []struct {
+		name   string
+		labels map[string]string
+	}{
+		{"apiserver_request_total", map[string]string{"verb": "POST", "group": "batch", "version": "v1", "resource": "cronjobs", "scope": "resource", "component": "apiserver", "code": "201"}},
+		{"apiserver_request_total", map[string]string{"verb": "LIST", "resource": "cronjobs", "scope": "namespace", "code": "200"}},
+		{"apiserver_request_duration_seconds", map[string]string{"verb": "LIST", "resource": "cronjobs"}},
+		{"apiserver_response_sizes", map[string]string{"verb": "LIST", "resource": "cronjobs"}},
+		{"apiserver_longrunning_requests", map[string]string{"verb": "WATCH", "resource": "cronjobs", "scope": "namespace"}},
+		{"apiserver_registered_watchers", map[string]string{"group": "batch", "version": "v1", "kind": "CronJob"}},
+		{"apiserver_watch_events_total", map[string]string{"kind": "CronJob"}},
+		{"apiserver_watch_events_sizes", map[string]string{"kind": "CronJob"}},
+		{"etcd_request_duration_seconds", map[string]string{"operation": "create", "type": "cronjobs.batch"}},
+		{"apiserver_storage_objects", map[string]string{"resource": "cronjobs.batch"}},
+		{"apiserver_watch_cache_events_dispatched_total", map[string]string{"resource": "cronjobs.batch"}},
+		{"apiserver_watch_cache_capacity", map[string]string{"resource": "cronjobs.batch"}},
+		{"go_goroutines", nil},
+		{"process_resident_memory_bytes", nil},
+	}
+	for _, c := range checks {
+		if v := find(families, c.name, c.labels); v < 1 {
+			t.Errorf("%s%v = %v, want at least 1", c.name, c.labels, v)
+		}
+	}
+	for name, stability := range map[string]string{"apiserver_request_total": "[STABLE]", "apiserver_storage_objects": "[STABLE]", "apiserver_registered_watchers": "[ALPHA]"} {
+		if f := families[name]; f == nil || !strings.HasPrefix(f.GetHelp(), stability) {
+			t.Errorf("%s HELP %q, want it to start %s", name, f.GetHelp(), stability)
+		}
+	}
+	// A refused request counts too.
+	raw(t, "GET", "/apis/batch/v1/namespaces/"+ns+"/cronjobs", "alice-token", "", "")
+	if v := find(scrape(t, srv.AdminToken), "apiserver_request_total", map[string]string{"verb": "LIST", "resource": "cronjobs", "code": "403"}); v < 1 {
+		t.Errorf("403s counted %v", v)
+	}
+	if out, err := kubectlAs(t, "", "get", "--raw", "/metrics"); err != nil || !strings.Contains(out, "apiserver_request_total{") {
+		t.Errorf("kubectl get --raw /metrics: %v", err)
+	}
+}
+
+func TestMetrics_ReadableByMonitoringAndMastersOnly(t *testing.T) {
+	for token, code := range map[string]int{"alice-token": 403, "monitor-token": 200, srv.AdminToken: 200, "": 403} {
+		if resp, body := raw(t, "GET", "/metrics", token, "", ""); resp.StatusCode != code {
+			t.Errorf("/metrics with %q: %d, want %d: %.200s", token, resp.StatusCode, code, body)
+		}
+	}
+}
+
+func TestDeprecatedVersion_WarnsAndIsCounted(t *testing.T) {
+	s := apiservertest.Start(t)
+	gvk := batchv1beta1.SchemeGroupVersion.WithKind("CronJob")
+	newFunc := func() runtime.Object { return &batchv1beta1.CronJob{} }
+	if err := s.InstallResource(&generic.Resource{
+		Resource: rest.Resource{
+			GroupVersionKind: gvk, Plural: "cronjobs", Singular: "cronjob", Namespaced: true,
+			New: newFunc, NewList: func() runtime.Object { return &batchv1beta1.CronJobList{} },
+			Deprecated: &rest.Deprecation{Since: "1.21", RemovedIn: "1.25", Replacement: schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "CronJob"}},
+		},
+		// Apart from batch/v1's, which a real server would convert.
+		StorageResource: "test-v1beta1-cronjobs",
+		Codec:           codec.Protobuf(gvk, newFunc),
+		Strategy:        generic.DefaultStrategy{},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := kubectlOn(t, s, "get", "cronjobs.v1beta1.batch", "-A")
+	want := "Warning: batch/v1beta1 CronJob is deprecated in v1.21+, unavailable in v1.25+; use batch/v1 CronJob"
+	if err != nil || !strings.Contains(out, want) {
+		t.Fatalf("kubectl get of the deprecated version: %v\n%s\nwant %q", err, out, want)
+	}
+	if out, _ := kubectlOn(t, s, "get", "cronjobs.v1.batch", "-A"); strings.Contains(out, "Warning") {
+		t.Fatalf("batch/v1 warned: %s", out)
+	}
+	resp, body := rawOn(t, s, "GET", "/metrics")
+	if resp != 200 || !strings.Contains(body, `apiserver_requested_deprecated_apis{group="batch",removed_release="1.25",resource="cronjobs",subresource="",version="v1beta1"} 1`) {
+		t.Fatalf("deprecated API metric missing: %d", resp)
+	}
+}
+
+// kubectlOn runs kubectl as the admin of s.
+func kubectlOn(t *testing.T, s *apiservertest.Server, args ...string) (string, error) {
+	t.Helper()
+	path, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(c, path, append([]string{"--kubeconfig", s.KubeconfigPath}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// rawOn sends a bodiless request to s as its admin.
+func rawOn(t *testing.T, s *apiservertest.Server, method, path string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+	resp, err := s.HTTPClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}

@@ -1,0 +1,206 @@
+// Package instrumentation owns the apiserver's request metrics, under
+// kube's names and labels so that existing dashboards and alerts work:
+// apiserver_request_total and _duration_seconds, response sizes,
+// long-running requests, watchers and watch events, and the requests to
+// deprecated APIs. A filter records every request once RequestInfo is
+// known; the watch handler reports its watchers and events.
+package instrumentation
+
+import (
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/cronplane/cronplane/pkg/endpoints/request"
+	"github.com/cronplane/cronplane/pkg/metrics"
+)
+
+// latencyBuckets are kube's request latency buckets, in seconds.
+var latencyBuckets = []float64{0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60}
+
+// Metrics are the request metrics of one server.
+type Metrics struct {
+	requests           *prometheus.CounterVec
+	latency            *prometheus.HistogramVec
+	sizes              *prometheus.HistogramVec
+	longRunning        *prometheus.GaugeVec
+	deprecated         *prometheus.GaugeVec
+	registeredWatchers *prometheus.GaugeVec
+	watchEvents        *prometheus.CounterVec
+	watchEventSizes    *prometheus.HistogramVec
+}
+
+// New registers the request metrics in r.
+func New(r *metrics.Registry) *Metrics {
+	exp := func(start, factor float64, n int) []float64 { return prometheus.ExponentialBuckets(start, factor, n) }
+	return &Metrics{
+		requests: r.Counter(metrics.Opts{Name: "apiserver_request_total", Stability: metrics.Stable,
+			Help: "Requests answered, by verb, dry run, group, version, resource, subresource, scope, component and HTTP code."},
+			"verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component", "code"),
+		latency: r.Histogram(metrics.Opts{Name: "apiserver_request_duration_seconds", Stability: metrics.Stable, Buckets: latencyBuckets,
+			Help: "Time to answer a request, in seconds, by verb, dry run, group, version, resource, subresource, scope and component."},
+			"verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component"),
+		sizes: r.Histogram(metrics.Opts{Name: "apiserver_response_sizes", Stability: metrics.Stable, Buckets: exp(1000, 10, 7),
+			Help: "Size of the response bodies, in bytes, by verb, group, version, resource, subresource, scope and component."},
+			"verb", "group", "version", "resource", "subresource", "scope", "component"),
+		longRunning: r.Gauge(metrics.Opts{Name: "apiserver_longrunning_requests", Stability: metrics.Stable,
+			Help: "Long-running requests (watches) being served, by verb, group, version, resource, subresource, scope and component."},
+			"verb", "group", "version", "resource", "subresource", "scope", "component"),
+		deprecated: r.Gauge(metrics.Opts{Name: "apiserver_requested_deprecated_apis", Stability: metrics.Stable,
+			Help: "1 for each deprecated API requested since the start, by group, version, resource, subresource and the release that removes it."},
+			"group", "version", "resource", "subresource", "removed_release"),
+		registeredWatchers: r.Gauge(metrics.Opts{Name: "apiserver_registered_watchers",
+			Help: "Watchers open, by group, version and kind."}, "group", "version", "kind"),
+		watchEvents: r.Counter(metrics.Opts{Name: "apiserver_watch_events_total",
+			Help: "Events sent to watchers, by group, version and kind."}, "group", "version", "kind"),
+		watchEventSizes: r.Histogram(metrics.Opts{Name: "apiserver_watch_events_sizes", Buckets: exp(1024, 2, 8),
+			Help: "Size of the events sent to watchers, in bytes."}, "group", "version", "kind"),
+	}
+}
+
+// labels are what a request is recorded under.
+type labels struct {
+	verb, dryRun, group, version, resource, subresource, scope, component string
+}
+
+// requestLabels reads a request's labels as kube reports them: resource
+// requests by their API verb in capitals (LIST, WATCH, POST, PUT, PATCH,
+// APPLY, DELETE, DELETECOLLECTION), other paths by method and path.
+func requestLabels(r *http.Request, info *request.RequestInfo) labels {
+	if info == nil || !info.IsResourceRequest {
+		return labels{verb: r.Method, subresource: r.URL.Path}
+	}
+	l := labels{
+		verb: apiVerb(r, info), dryRun: dryRun(r.URL), group: info.APIGroup, version: info.APIVersion,
+		resource: info.Resource, subresource: info.Subresource, component: "apiserver",
+	}
+	switch {
+	case info.Name != "" || info.Verb == "create":
+		l.scope = "resource"
+	case info.Namespace != "":
+		l.scope = "namespace"
+	default:
+		l.scope = "cluster"
+	}
+	return l
+}
+
+func apiVerb(r *http.Request, info *request.RequestInfo) string {
+	switch info.Verb {
+	case "create":
+		return "POST"
+	case "update":
+		return "PUT"
+	case "patch":
+		if r.Header.Get("Content-Type") == string(types.ApplyPatchType) {
+			return "APPLY"
+		}
+		return "PATCH"
+	}
+	return strings.ToUpper(info.Verb)
+}
+
+// dryRun is the request's dryRun values, sorted and without repeats.
+func dryRun(u *url.URL) string {
+	if !strings.Contains(u.RawQuery, "dryRun") {
+		return ""
+	}
+	values := u.Query()["dryRun"]
+	sort.Strings(values)
+	out := values[:0]
+	for i, v := range values {
+		if i == 0 || v != values[i-1] {
+			out = append(out, v)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// recorder captures a response's code and size.
+type recorder struct {
+	http.ResponseWriter
+	code int
+	size int
+}
+
+func (w *recorder) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.size += n
+	return n, err
+}
+
+// Flush lets watches stream through the recorder.
+func (w *recorder) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// WithRequestMetrics records every request: its count by code, its
+// latency, its response size, and (for watches) that it is in progress.
+// It goes after the RequestInfo filter, before authentication, so that
+// refused requests count too.
+func (m *Metrics) WithRequestMetrics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		info, _ := request.RequestInfoFrom(r.Context())
+		l := requestLabels(r, info)
+		if l.verb == "WATCH" {
+			g := m.longRunning.WithLabelValues(l.verb, l.group, l.version, l.resource, l.subresource, l.scope, l.component)
+			g.Inc()
+			defer g.Dec()
+		}
+		rec := &recorder{ResponseWriter: w}
+		defer func() {
+			code := rec.code
+			if code == 0 {
+				code = http.StatusOK
+			}
+			m.requests.WithLabelValues(l.verb, l.dryRun, l.group, l.version, l.resource, l.subresource, l.scope, l.component, strconv.Itoa(code)).Inc()
+			if l.verb != "WATCH" {
+				m.latency.WithLabelValues(l.verb, l.dryRun, l.group, l.version, l.resource, l.subresource, l.scope, l.component).Observe(time.Since(start).Seconds())
+				m.sizes.WithLabelValues(l.verb, l.group, l.version, l.resource, l.subresource, l.scope, l.component).Observe(float64(rec.size))
+			}
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// WatchStarted counts an open watcher of gvk; the function it returns
+// counts it closed.
+func (m *Metrics) WatchStarted(gvk schema.GroupVersionKind) func() {
+	g := m.registeredWatchers.WithLabelValues(gvk.Group, gvk.Version, gvk.Kind)
+	g.Inc()
+	return g.Dec
+}
+
+// WatchEvent records an event of size bytes sent to a watcher of gvk.
+func (m *Metrics) WatchEvent(gvk schema.GroupVersionKind, size int) {
+	m.watchEvents.WithLabelValues(gvk.Group, gvk.Version, gvk.Kind).Inc()
+	m.watchEventSizes.WithLabelValues(gvk.Group, gvk.Version, gvk.Kind).Observe(float64(size))
+}
+
+// DeprecatedRequested records that a deprecated API was requested.
+func (m *Metrics) DeprecatedRequested(gvr schema.GroupVersionResource, subresource, removedRelease string) {
+	m.deprecated.WithLabelValues(gvr.Group, gvr.Version, gvr.Resource, subresource, removedRelease).Set(1)
+}
