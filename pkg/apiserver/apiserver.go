@@ -34,6 +34,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/admission"
 	"github.com/cronplane/cronplane/pkg/admission/plugin/namespacelifecycle"
@@ -186,6 +187,9 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	}
 	if err := validateAuthorizationModes(opts.AuthorizationModes); err != nil {
 		return nil, err
+	}
+	for _, w := range opts.FeatureGates.Warnings() {
+		klog.Warning(w)
 	}
 	// The RBAC storages check escalations with the authorizer, which is
 	// built once they serve.

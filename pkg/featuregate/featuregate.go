@@ -17,6 +17,8 @@ const (
 	Alpha Stage = "ALPHA"
 	Beta  Stage = "BETA"
 	GA    Stage = "GA"
+	// Deprecated gates still work, and will be removed.
+	Deprecated Stage = "DEPRECATED"
 )
 
 // Spec describes a gate.
@@ -39,12 +41,20 @@ const (
 var Known = map[string]Spec{
 	WatchList:              {Default: false, Stage: Alpha},
 	APIResponseCompression: {Default: true, Stage: Beta},
+	// GA: always on, accepted so that kube's command lines work.
+	"APIListChunking":           {Default: true, Stage: GA, LockToDefault: true},
+	"EfficientWatchResumption":  {Default: true, Stage: GA, LockToDefault: true},
+	"ServerSideApply":           {Default: true, Stage: GA, LockToDefault: true},
+	"ServerSideFieldValidation": {Default: true, Stage: GA, LockToDefault: true},
+	"WatchBookmark":             {Default: true, Stage: GA, LockToDefault: true},
 }
 
 // Gates is a set of gate values.
 type Gates struct {
 	known   map[string]Spec
 	enabled map[string]bool
+	// warnings are what setting GA and deprecated gates warns about.
+	warnings []string
 }
 
 // New returns the defaults of known.
@@ -82,9 +92,20 @@ func (g *Gates) Set(value string) error {
 			return fmt.Errorf("cannot set feature gate %v to %v, feature is locked to %v", name, on, spec.Default)
 		}
 		g.enabled[name] = on
+		switch spec.Stage {
+		case GA:
+			g.warnings = append(g.warnings, fmt.Sprintf("Setting GA feature gate %s=%t. It will be removed in a future release.", name, on))
+		case Deprecated:
+			g.warnings = append(g.warnings, fmt.Sprintf("Setting deprecated feature gate %s=%t. It will be removed in a future release.", name, on))
+		}
 	}
 	return nil
 }
+
+// Warnings are what the gates set so far warn about: GA gates that do
+// nothing any more, deprecated gates that will go. They are logged at
+// start.
+func (g *Gates) Warnings() []string { return g.warnings }
 
 // String lists the gates that differ from their default.
 func (g *Gates) String() string {

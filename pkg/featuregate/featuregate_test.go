@@ -19,3 +19,20 @@ func TestSet_OverridesDefaultsAndRejectsUnknown(t *testing.T) {
 		}
 	}
 }
+
+func TestSet_GAAndDeprecatedGatesWarn(t *testing.T) {
+	g := New(map[string]Spec{"A": {Stage: Alpha}, "Old": {Default: true, Stage: Deprecated}, "Done": {Default: true, Stage: GA, LockToDefault: true}})
+	if err := g.Set("A=true,Old=false,Done=true"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"Setting deprecated feature gate Old=false. It will be removed in a future release.",
+		"Setting GA feature gate Done=true. It will be removed in a future release.",
+	}
+	if got := g.Warnings(); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("warnings %q, want %q", got, want)
+	}
+	if g.Enabled("Old") {
+		t.Fatal("a deprecated gate did not take its value")
+	}
+}

@@ -1,0 +1,25 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestDeprecatedFlag_StillWorksWarnsAndIsMarked(t *testing.T) {
+	f := newCommand().Flags()
+	var out bytes.Buffer
+	f.SetOutput(&out)
+	if err := f.Parse([]string{"--concurrent-cronjob-syncs=3"}); err != nil {
+		t.Fatal(err)
+	}
+	if v := f.Lookup("concurrent-cron-job-syncs").Value.String(); v != "3" {
+		t.Fatalf("the deprecated flag set %s, want 3", v)
+	}
+	if !strings.Contains(out.String(), "Flag --concurrent-cronjob-syncs has been deprecated, use --concurrent-cron-job-syncs instead") {
+		t.Fatalf("warning %q", out.String())
+	}
+	if usage := f.FlagUsages(); !strings.Contains(usage, "(DEPRECATED: use --concurrent-cron-job-syncs instead)") {
+		t.Fatalf("--help does not mark it:\n%s", usage)
+	}
+}
