@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/controllermanager"
@@ -48,12 +49,26 @@ func newCommand() *cobra.Command {
 	f.DurationVar(&opts.RetryPeriod, "leader-elect-retry-period", opts.RetryPeriod, "how long clients wait between tries of acquiring or renewing")
 	f.StringVar(&opts.LeaseNamespace, "leader-elect-resource-namespace", opts.LeaseNamespace, "namespace of the leader-election Lease")
 	f.StringVar(&opts.LeaseName, "leader-elect-resource-name", opts.LeaseName, "name of the leader-election Lease")
-	f.IntVar(&opts.ConcurrentCronJobSyncs, "concurrent-cronjob-syncs", opts.ConcurrentCronJobSyncs, "CronJobs synced at once")
+	f.IntVar(&opts.ConcurrentCronJobSyncs, "concurrent-cron-job-syncs", opts.ConcurrentCronJobSyncs, "CronJobs synced at once")
+	deprecatedAlias(f, "concurrent-cronjob-syncs", "concurrent-cron-job-syncs")
 	f.IntVar(&opts.ConcurrentGCSyncs, "concurrent-gc-syncs", opts.ConcurrentGCSyncs, "garbage collector workers")
 	f.IntVar(&opts.APIQPS, "kube-api-qps", opts.APIQPS, "requests per second to the apiserver")
 	f.IntVar(&opts.APIBurst, "kube-api-burst", opts.APIBurst, "burst of requests to the apiserver")
 	f.BoolVar(&opts.UseServiceAccountCredentials, "use-service-account-credentials", opts.UseServiceAccountCredentials, "give each controller the credentials of its own ServiceAccount in kube-system (created if missing; tokens through the TokenRequest API, renewed before they expire)")
 	f.StringVar(&opts.BindAddress, "bind-address", opts.BindAddress, "address of /healthz and /metrics")
 	f.IntVar(&opts.SecurePort, "secure-port", opts.SecurePort, "HTTPS port of /healthz and /metrics (0 picks a free one)")
+	f.StringVar(&opts.ShowHiddenMetricsForVersion, "show-hidden-metrics-for-version", opts.ShowHiddenMetricsForVersion, "serve again the metrics hidden since the previous minor release; the only value accepted is that release, 1.28")
 	return cmd
+}
+
+// deprecatedAlias keeps an old flag name working for the flag now called
+// name: using it warns and names the replacement, and --help marks it.
+func deprecatedAlias(f *pflag.FlagSet, old, name string) {
+	flag := *f.Lookup(name)
+	flag.Name, flag.Shorthand = old, ""
+	f.AddFlag(&flag)
+	if err := f.MarkDeprecated(old, "use --"+name+" instead"); err != nil {
+		panic(err)
+	}
+	f.Lookup(old).Hidden = false
 }

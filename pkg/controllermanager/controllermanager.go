@@ -4,7 +4,8 @@
 // discovery to decide which can run, elects a leader among several
 // instances through a coordination.k8s.io Lease, and on the leader builds
 // the controllers on shared informers, each with a client of its own
-// (ClientBuilder), and serves /healthz and /metrics.
+// (ClientBuilder), and serves /healthz and /metrics (kube's workqueue,
+// REST client, leader-election and CronJob metrics; see metrics.go).
 package controllermanager
 
 import (
@@ -22,9 +23,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -41,6 +39,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/certs"
 	"github.com/cronplane/cronplane/pkg/controller/cronjob"
+	"github.com/cronplane/cronplane/pkg/metrics"
 )
 
 // Options are the controller-manager's settings; cmd/controller-manager
@@ -65,6 +64,10 @@ type Options struct {
 	// SecurePort serves /healthz and /metrics over HTTPS; 0 picks a free
 	// port, -1 serves nothing.
 	SecurePort int
+	// ShowHiddenMetricsForVersion ("1.28") serves again the metrics hidden
+	// since that release. The metrics are the process's: the first Run's
+	// value holds for all.
+	ShowHiddenMetricsForVersion string
 	// Clock overrides the cronjob controller's clock (tests).
 	Clock cronjob.Clock
 	// Identity names this instance in the Lease; empty means hostname_uuid.
@@ -113,6 +116,12 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// Before any client, queue or elector exists: client-go binds them to
+	// the metrics providers of the moment.
+	m, err := metricsFor(opts.ShowHiddenMetricsForVersion)
+	if err != nil {
+		return err
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig %q: %w", opts.Kubeconfig, err)
@@ -133,7 +142,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	health := &checks{}
 	if opts.SecurePort >= 0 {
-		if err := serveHealth(ctx, opts, health); err != nil {
+		if err := serve(ctx, opts, health, m.registry); err != nil {
 			return err
 		}
 	}
@@ -144,7 +153,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 	start := func(ctx context.Context) {
-		if err := runControllers(ctx, clients, controllerClients, run, opts, health); err != nil {
+		if err := runControllers(ctx, clients, controllerClients, run, opts, health, m); err != nil {
 			klog.Errorf("starting controllers: %v", err)
 		}
 	}
@@ -158,7 +167,7 @@ func Run(ctx context.Context, opts Options) error {
 // runControllers builds the controllers on shared informers, starts
 // them, and runs until ctx ends. The shared informers read through a
 // client of root, the controllers act through clients of their own.
-func runControllers(ctx context.Context, root, clients ClientBuilder, ds []Descriptor, opts Options, health *checks) error {
+func runControllers(ctx context.Context, root, clients ClientBuilder, ds []Descriptor, opts Options, health *checks, m *managerMetrics) error {
 	informerClient, err := root.Client("shared-informers")
 	if err != nil {
 		return err
@@ -174,6 +183,7 @@ func runControllers(ctx context.Context, root, clients ClientBuilder, ds []Descr
 		Options:   opts,
 		Clients:   clients,
 		Informers: factory,
+		metrics:   m,
 		Recorder: func(controller, component string) (record.EventRecorder, error) {
 			client, err := clients.Client(controller)
 			if err != nil {
@@ -302,7 +312,9 @@ func (c *checks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(b.String()))
 }
 
-func serveHealth(ctx context.Context, opts Options, health *checks) error {
+// serve serves /healthz and /metrics over HTTPS, with a serving
+// certificate of its own, to anyone who reaches the port (README).
+func serve(ctx context.Context, opts Options, health *checks, reg *metrics.Registry) error {
 	dir, err := os.MkdirTemp("", "cronplane-controller-manager-")
 	if err != nil {
 		return err
@@ -315,12 +327,10 @@ func serveHealth(ctx context.Context, opts Options, health *checks) error {
 	if err != nil {
 		return err
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", health)
 	mux.Handle("/healthz/", health)
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", reg.Handler())
 	ln, err := tls.Listen("tcp", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.SecurePort)), &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	if err != nil {
 		return err

@@ -33,7 +33,7 @@ func cronJobController() Descriptor {
 				return nil, err
 			}
 			batch := cc.Informers.Batch().V1()
-			c := cronjob.New(client, batch.CronJobs(), batch.Jobs(), recorder, cc.Options.Clock)
+			c := cronjob.New(client, batch.CronJobs(), batch.Jobs(), recorder, cc.Options.Clock, cc.metrics.cronJobSkew)
 			return func(ctx context.Context) { c.Run(ctx, cc.Options.ConcurrentCronJobSyncs) }, nil
 		},
 	}

@@ -40,6 +40,8 @@ type ControllerContext struct {
 	// Recorder returns an event recorder for a component, sending events
 	// through the named controller's own client.
 	Recorder func(controller, component string) (record.EventRecorder, error)
+	// metrics are the process's, for the controllers' own metrics.
+	metrics *managerMetrics
 }
 
 // Controllers are the controllers this controller-manager runs.

@@ -250,6 +250,16 @@ func TestHealthAndMetrics_ServedOverHTTPS(t *testing.T) {
 // there.
 func runServing(t *testing.T, kubeconfig string, controllers ...string) (get func(path string) (int, string), stop func()) {
 	t.Helper()
+	return runServingWith(t, kubeconfig, func(opts *controllermanager.Options) {
+		if len(controllers) > 0 {
+			opts.Controllers = controllers
+		}
+	})
+}
+
+// runServingWith is runServing with the options configure sets.
+func runServingWith(t *testing.T, kubeconfig string, configure func(*controllermanager.Options)) (get func(path string) (int, string), stop func()) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -265,9 +275,7 @@ func runServing(t *testing.T, kubeconfig string, controllers ...string) (get fun
 	opts.LeaderElect = false
 	opts.SecurePort = port
 	opts.Clock = aheadClock{}
-	if len(controllers) > 0 {
-		opts.Controllers = controllers
-	}
+	configure(&opts)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

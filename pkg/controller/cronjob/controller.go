@@ -39,6 +39,9 @@ type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
 
+// Observer records values, as a Prometheus histogram does.
+type Observer interface{ Observe(float64) }
+
 // Controller creates the Jobs of CronJobs.
 type Controller struct {
 	client   kubernetes.Interface
@@ -48,12 +51,18 @@ type Controller struct {
 	queue    workqueue.RateLimitingInterface
 	recorder record.EventRecorder
 	clock    Clock
+	// skew records, for each Job created, the seconds from its scheduled
+	// time to its creation; nil records nothing.
+	skew Observer
 	// local is the time zone of CronJobs without spec.timeZone.
 	local *time.Location
 }
 
-// New builds a controller over shared informers of CronJobs and Jobs.
-func New(client kubernetes.Interface, cronJobs batchinformers.CronJobInformer, jobs batchinformers.JobInformer, recorder record.EventRecorder, clock Clock) *Controller {
+// New builds a controller over shared informers of CronJobs and Jobs. It
+// records into skew the seconds from each Job's scheduled time to its
+// creation (the controller-manager's
+// cronjob_controller_job_creation_skew_duration_seconds); skew may be nil.
+func New(client kubernetes.Interface, cronJobs batchinformers.CronJobInformer, jobs batchinformers.JobInformer, recorder record.EventRecorder, clock Clock, skew Observer) *Controller {
 	if clock == nil {
 		clock = realClock{}
 	}
@@ -65,6 +74,7 @@ func New(client kubernetes.Interface, cronJobs batchinformers.CronJobInformer, j
 		queue:    workqueue.NewNamedRateLimitingQueue(workqueue.DefaultControllerRateLimiter(), "cronjob"),
 		recorder: recorder,
 		clock:    clock,
+		skew:     skew,
 		local:    time.Local,
 	}
 	_, _ = cronJobs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -402,6 +412,12 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs 
 		c.recorder.Eventf(cj, corev1.EventTypeWarning, "FailedCreate", "Error creating job: %v", err)
 		return nil, updateStatus, err
 	default:
+		if c.skew != nil {
+			// On the controller's clock, where kube reads the Job's
+			// creationTimestamp: sub-second, and the clock the schedule
+			// was worked out on.
+			c.skew.Observe(c.clock.Now().Sub(*scheduled).Seconds())
+		}
 		c.recorder.Eventf(cj, corev1.EventTypeNormal, "SuccessfulCreate", "Created job %v", created.Name)
 		cj.Status.Active = append(cj.Status.Active, jobRef(created))
 	}

@@ -457,3 +457,38 @@ func TestSync_FailurePartWayStillWritesTheStatus(t *testing.T) {
 		t.Fatalf("status.active %+v still names the deleted Job", got.Status.Active)
 	}
 }
+
+// observed keeps the values observed.
+type observed []float64
+
+func (o *observed) Observe(v float64) { *o = append(*o, v) }
+
+func TestSync_ObservesTheCreationSkewOfEachJobCreated(t *testing.T) {
+	created := at("2026-11-23T10:00:30Z")
+	tick := at("2026-11-23T10:01:00Z")
+	cj := newCronJob("* * * * *", created)
+	cases := []struct {
+		name     string
+		now      time.Time
+		existing []runtime.Object
+		want     string
+	}{
+		{name: "created 2.5s after its tick", now: tick.Add(2500 * time.Millisecond), want: "[2.5]"},
+		{name: "no tick due: nothing", now: at("2026-11-23T10:00:40Z"), want: "[]"},
+		{name: "created by an earlier run: nothing", now: tick.Add(5 * time.Second),
+			existing: []runtime.Object{scheduledJob(cj, tick, "earlier-uid")}, want: "[]"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			skew := &observed{}
+			client := fake.NewSimpleClientset(append([]runtime.Object{cj}, tc.existing...)...)
+			c := &Controller{client: client, recorder: record.NewFakeRecorder(100), clock: fakeClock{tc.now}, skew: skew, local: time.UTC}
+			if _, _, err := c.syncCronJob(context.Background(), cj.DeepCopy(), nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprint(*skew); got != tc.want {
+				t.Fatalf("observed %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

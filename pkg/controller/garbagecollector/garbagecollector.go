@@ -83,7 +83,9 @@ func New(client metadata.Interface, disc discovery.DiscoveryInterface) *Collecto
 		discovery: disc,
 		mapper:    restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
 		factory:   metadatainformer.NewSharedInformerFactoryWithOptions(client, 0, metadatainformer.WithTransform(keepOwnership)),
-		queue:     workqueue.NewNamedRateLimitingQueue(workqueue.DefaultControllerRateLimiter(), "garbage_collector"),
+		// One queue does what kube splits among three; it is named after
+		// kube's that carries most of the work, for its metrics.
+		queue:     workqueue.NewNamedRateLimitingQueue(workqueue.DefaultControllerRateLimiter(), "garbage_collector_attempt_to_delete"),
 		informers: map[schema.GroupVersionResource]cache.SharedIndexInformer{},
 	}
 }
