@@ -3,15 +3,16 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/apiserver"
+	"github.com/cronplane/cronplane/pkg/logs"
 )
 
 func main() {
@@ -28,20 +29,24 @@ func main() {
 
 func newCommand() *cobra.Command {
 	opts := apiserver.DefaultOptions()
+	logging := logs.NewOptions()
 	cmd := &cobra.Command{
 		Use:          "apiserver",
 		Short:        "Serve the Kubernetes resource API (v1.29 semantics) over etcd",
 		SilenceUsage: true,
 		Args:         cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
+			if err := logging.Apply(); err != nil {
+				return err
+			}
+			defer klog.Flush()
+			ctx := signalContext()
 			s, err := apiserver.New(ctx, opts)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			fmt.Fprintf(os.Stderr, "apiserver ready at %s\nadmin kubeconfig: %s\n", s.URL, s.KubeconfigPath)
+			klog.InfoS("apiserver ready", "url", s.URL, "kubeconfig", s.KubeconfigPath)
 			return s.Serve(ctx)
 		},
 	}
@@ -59,9 +64,34 @@ func newCommand() *cobra.Command {
 	f.BoolVar(&opts.AnonymousAuth, "anonymous-auth", opts.AnonymousAuth, "let requests without credentials in as system:anonymous (group system:unauthenticated), for authorization to judge")
 	f.StringSliceVar(&opts.AuthorizationModes, "authorization-mode", opts.AuthorizationModes, "authorizers asked in order, comma separated: RBAC, AlwaysAllow, AlwaysDeny (system:masters is always allowed)")
 	opts.ServiceAccounts.AddFlags(f)
+	opts.Audit.AddFlags(f)
+	opts.Serving.AddFlags(f)
 	f.DurationVar(&opts.CompactionInterval, "etcd-compaction-interval", opts.CompactionInterval, "how often etcd's history is compacted (coordinated with other apiservers); 0 turns compaction off")
 	f.Var(opts.FeatureGates, "feature-gates", opts.FeatureGates.Help())
 	f.StringToStringVar(&opts.RuntimeConfig, "runtime-config", opts.RuntimeConfig, "key=true|false pairs, comma separated, choosing the built-in APIs served: api/all, api/ga, api/beta, api/alpha, <group>/<version> or <group>/<version>/<resource> (the core group is api/v1 and cannot be disabled); e.g. batch/v1=false")
+	f.BoolVar(&opts.RequestMetrics, "request-metrics", opts.RequestMetrics, "record the apiserver_request_* metrics (off only to measure what they cost)")
+	if err := f.MarkHidden("request-metrics"); err != nil {
+		panic(err)
+	}
+	logging.AddFlags(f)
 	f.Int64Var(&opts.MinRequestTimeout, "min-request-timeout", opts.MinRequestTimeout, "seconds a watch without timeoutSeconds lasts at least (it lasts up to twice this)")
 	return cmd
+}
+
+// signalContext ends at the first SIGTERM or interrupt, which starts the
+// graceful shutdown (see apiserver.Server.Serve); a second signal exits at
+// once, with code 1, as kube-apiserver does.
+func signalContext() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-signals
+		cancel()
+		<-signals
+		klog.InfoS("Received a second signal: exiting at once")
+		klog.Flush()
+		os.Exit(1)
+	}()
+	return ctx
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/controllermanager"
+	"github.com/cronplane/cronplane/pkg/logs"
 )
 
 func main() {
@@ -28,12 +29,16 @@ func main() {
 
 func newCommand() *cobra.Command {
 	opts := controllermanager.DefaultOptions()
+	logging := logs.NewOptions()
 	cmd := &cobra.Command{
 		Use:          "controller-manager",
 		Short:        "Run the CronJob, garbage-collector and namespace controllers against an apiserver",
 		SilenceUsage: true,
 		Args:         cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := logging.Apply(); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			defer klog.Flush()
@@ -51,6 +56,7 @@ func newCommand() *cobra.Command {
 	f.StringVar(&opts.LeaseName, "leader-elect-resource-name", opts.LeaseName, "name of the leader-election Lease")
 	f.IntVar(&opts.ConcurrentCronJobSyncs, "concurrent-cron-job-syncs", opts.ConcurrentCronJobSyncs, "CronJobs synced at once")
 	deprecatedAlias(f, "concurrent-cronjob-syncs", "concurrent-cron-job-syncs")
+	logging.AddFlags(f)
 	f.IntVar(&opts.ConcurrentGCSyncs, "concurrent-gc-syncs", opts.ConcurrentGCSyncs, "garbage collector workers")
 	f.IntVar(&opts.APIQPS, "kube-api-qps", opts.APIQPS, "requests per second to the apiserver")
 	f.IntVar(&opts.APIBurst, "kube-api-burst", opts.APIBurst, "burst of requests to the apiserver")

@@ -2,7 +2,7 @@
 // embedded one), registers the built-in resources, and builds the handler
 // chain a request walks through top to bottom:
 //
-//	request info → authentication → authorization → router
+//	request info → drain → deadline → authentication → in-flight limits → authorization → router
 //	router: health, version, discovery, or the resource handler
 //	resource handler: negotiate → decode → store (strategy, admission, storage) → encode
 //
@@ -17,7 +17,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log"
 	"net"
 	"net/http"
 	"os"
@@ -39,6 +38,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/admission"
 	"github.com/cronplane/cronplane/pkg/admission/plugin/namespacelifecycle"
 	"github.com/cronplane/cronplane/pkg/apply"
+	"github.com/cronplane/cronplane/pkg/audit"
 	"github.com/cronplane/cronplane/pkg/auth/authenticator"
 	"github.com/cronplane/cronplane/pkg/auth/authorizer"
 	rbacauthz "github.com/cronplane/cronplane/pkg/auth/authorizer/rbac"
@@ -104,16 +104,22 @@ type Options struct {
 	// RequestMetrics records the request metrics; off only to measure
 	// what they cost.
 	RequestMetrics bool
+	// Audit configures the audit log (--audit-*).
+	Audit audit.Options
 	// MinRequestTimeout (seconds) bounds watches without timeoutSeconds.
 	MinRequestTimeout int64
+	// Serving sets the in-flight limits, the request timeout, the health
+	// checks and the graceful shutdown.
+	Serving ServingOptions
 	// CompactionInterval is how often etcd's history is compacted; 0 never.
 	CompactionInterval time.Duration
 	FeatureGates       *featuregate.Gates
 	// RuntimeConfig is --runtime-config: which built-in group versions and
 	// resources are served (see ResolveRuntimeConfig); nil serves them all.
 	RuntimeConfig map[string]string
-	// Logf receives progress messages; nil logs to the standard logger.
-	Logf func(format string, args ...interface{})
+	// Logger receives the server's log; the zero Logger means klog's
+	// global one (--v, --logging-format).
+	Logger klog.Logger
 }
 
 // DefaultOptions are the flag defaults.
@@ -129,6 +135,7 @@ func DefaultOptions() Options {
 		AnonymousAuth:      true,
 		AuthorizationModes: []string{ModeRBAC},
 		RequestMetrics:     true,
+		Serving:            DefaultServingOptions(),
 	}
 }
 
@@ -163,6 +170,8 @@ type Server struct {
 	stopRequests context.CancelFunc
 	// Metrics holds the server's metrics, served at /metrics.
 	Metrics *metrics.Registry
+	// auditor writes the audit log; nil when nothing is audited.
+	auditor *audit.Auditor
 	// stores serve the installed resources, by group, version, resource.
 	stores map[schema.GroupVersionResource]*generic.Store
 	// generatedCA is the PEM of the CA the server made for itself, if it
@@ -173,23 +182,30 @@ type Server struct {
 	// requests; Close ends it.
 	background     context.Context
 	stopBackground context.CancelFunc
+	// life holds the post-start hooks, the health checks' state, the
+	// in-flight limits and the graceful shutdown's account of requests.
+	life lifecycle
 }
 
 // New prepares a server: etcd, certificates, credentials, resources and the
 // listener. Serve starts answering.
 func New(ctx context.Context, opts Options) (s *Server, err error) {
-	if opts.Logf == nil {
-		opts.Logf = log.Printf
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = klog.Background()
 	}
-	serviceAccounts, err := newServiceAccounts(opts.ServiceAccounts, opts.DataDir, opts.Logf)
+	ctx = klog.NewContext(ctx, opts.Logger)
+	serviceAccounts, err := newServiceAccounts(opts.ServiceAccounts, opts.DataDir, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
 	if err := validateAuthorizationModes(opts.AuthorizationModes); err != nil {
 		return nil, err
 	}
+	if err := opts.Serving.Validate(); err != nil {
+		return nil, err
+	}
 	for _, w := range opts.FeatureGates.Warnings() {
-		klog.Warning(w)
+		opts.Logger.Info(w)
 	}
 	// The RBAC storages check escalations with the authorizer, which is
 	// built once they serve.
@@ -207,6 +223,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	}
 	srv.cacheResources = map[string]string{}
 	srv.storageMetrics = newStorageMetrics(srv.Metrics, srv)
+	srv.initLifecycle()
 	s = srv
 	defer func() {
 		if err != nil {
@@ -214,6 +231,9 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 			srv.Close()
 		}
 	}()
+	if srv.auditor, err = audit.New(opts.Audit, srv.Metrics); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
 		return nil, err
 	}
@@ -241,9 +261,6 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if err := s.installResources(resources, served); err != nil {
 		return nil, err
 	}
-	if err := s.bootstrapNamespaces(ctx); err != nil {
-		return nil, err
-	}
 	tlsConfig, err := s.tlsConfig()
 	if err != nil {
 		return nil, err
@@ -260,6 +277,10 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// After the RBAC hook (if any), in kube's order.
+	if err := s.AddPostStartHook("start-system-namespaces-controller", s.bootstrapNamespaces); err != nil {
+		return nil, err
+	}
 	if index == nil {
 		// Without RBAC nobody holds RBAC permissions to hand out.
 		index = rbacauthz.NewIndex()
@@ -268,7 +289,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	for _, e := range append(authorization.Entries(authz, rules), authentication.Entries(tokenAuth)...) {
 		s.Registry.Add(e)
 	}
-	s.opts.Logf("authorization modes: %s", strings.Join(opts.AuthorizationModes, ","))
+	opts.Logger.Info("Authorization", "modes", opts.AuthorizationModes)
 	s.handler = s.buildChain(authn, authz)
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.SecurePort)))
@@ -294,7 +315,9 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	s.stopRequests = stop
 	s.http = &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 30 * time.Second,
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       opts.Serving.idle(),
+		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return baseCtx },
 	}
 	return s, nil
@@ -303,7 +326,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 func (s *Server) connectEtcd(ctx context.Context) error {
 	if len(s.opts.EtcdServers) == 0 {
 		dir := filepath.Join(s.opts.DataDir, "etcd")
-		s.opts.Logf("starting embedded etcd in %s", dir)
+		s.opts.Logger.Info("Starting embedded etcd", "dataDir", dir)
 		e, err := etcdserver.Start(ctx, etcdserver.Config{DataDir: dir})
 		if err != nil {
 			return fmt.Errorf("embedded etcd: %w", err)
@@ -339,7 +362,7 @@ func resolveServed(opts Options, resources []*generic.Resource) (map[schema.Grou
 		return nil, err
 	}
 	if off := notServed(available, served); len(off) > 0 {
-		opts.Logf("not serving (--runtime-config): %s", strings.Join(off, ", "))
+		opts.Logger.Info("Not serving (--runtime-config)", "resources", off)
 	}
 	return served, nil
 }
@@ -477,9 +500,7 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	r := mux.NewRouter().SkipClean(true)
 	// Like kube, the health, group-list and OpenAPI endpoints answer any
 	// method; /version and the version documents only GET.
-	r.HandleFunc("/healthz", s.serveHealth(false))
-	r.HandleFunc("/livez", s.serveHealth(false))
-	r.HandleFunc("/readyz", s.serveHealth(true))
+	s.installHealth(r)
 	r.Handle("/metrics", getOnly(s.Metrics.Handler().ServeHTTP))
 	r.HandleFunc("/version", getOnly(disc.ServeVersion))
 	r.HandleFunc("/api", getOnly(disc.ServeLegacy))
@@ -510,20 +531,22 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	if !s.opts.FeatureGates.Enabled(featuregate.APIResponseCompression) {
 		h = withoutCompression(h)
 	}
-	h = filters.WithRequestDeadline(h, requestTimeout, isLongRunning)
 	h = filters.WithAuthorization(h, authz)
+	h = s.life.inflight.Handler(h)
 	h = filters.WithImpersonation(h, authz)
+	h = filters.WithAudit(h, s.auditor, isLongRunning)
+	h = filters.WithLogging(h, s.opts.Logger)
 	h = filters.WithAuthentication(h, authn, s.opts.AnonymousAuth)
+	// As in kube, the deadline covers authentication too, and a bad
+	// ?timeout is a 400 before it.
+	h = filters.WithRequestDeadline(h, s.opts.Serving.RequestTimeout, isLongRunning, s.life.terminations)
+	h = s.life.drain.Handler(h, isLongRunning)
 	if requestMetrics != nil {
 		h = requestMetrics.WithRequestMetrics(h)
 	}
 	h = request.WithRequestInfoFilter(h)
-	return withPanicRecovery(h)
+	return filters.WithAuditInit(withPanicRecovery(h), s.auditor)
 }
-
-// requestTimeout bounds every request but watches, as kube's default
-// --request-timeout does.
-const requestTimeout = 60 * time.Second
 
 // isLongRunning reports the requests no request timeout applies to:
 // watches.
@@ -559,52 +582,13 @@ func withPanicRecovery(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				log.Printf("panic serving %s %s: %v", r.Method, r.URL.Path, v)
-				responsewriters.WriteError(w, r, apierrors.NewInternalError(fmt.Errorf("%v", v)))
+				logPanic(r, v)
+				// kube's answer: the reason goes to the log only.
+				http.Error(w, "This request caused apiserver to panic. Look in the logs for details.", http.StatusInternalServerError)
 			}
 		}()
 		next.ServeHTTP(w, r)
 	})
-}
-
-// serveHealth answers /healthz, /livez and, with the etcd check, /readyz.
-func (s *Server) serveHealth(checkEtcd bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		checks := []string{"[+]ping ok"}
-		healthy := true
-		if checkEtcd {
-			ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-			_, err := s.client.Get(ctx, s.opts.EtcdPrefix+"/health", clientv3.WithCountOnly())
-			cancel()
-			if err != nil {
-				healthy = false
-				checks = append(checks, "[-]etcd failed: reason withheld")
-			} else {
-				checks = append(checks, "[+]etcd ok")
-			}
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		code := http.StatusOK
-		if !healthy {
-			code = http.StatusInternalServerError
-		}
-		w.WriteHeader(code)
-		_, verbose := r.URL.Query()["verbose"]
-		switch {
-		case verbose || !healthy:
-			for _, c := range checks {
-				fmt.Fprintln(w, c)
-			}
-			if healthy {
-				fmt.Fprintf(w, "%s check passed\n", r.URL.Path[1:])
-			} else {
-				fmt.Fprintf(w, "%s check failed\n", r.URL.Path[1:])
-			}
-		default:
-			fmt.Fprint(w, "ok")
-		}
-	}
 }
 
 func (s *Server) tlsConfig() (*tls.Config, error) {
@@ -638,25 +622,25 @@ func (s *Server) tlsConfig() (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}, nil
 }
 
-// Serve answers requests until ctx ends or Close is called.
+// Serve answers requests until ctx ends, then shuts down gracefully (see
+// terminate) and closes the server; or until Close is called.
 func (s *Server) Serve(ctx context.Context) error {
-	go func() {
-		select {
-		case <-ctx.Done():
-			s.Close()
-		case <-s.closed:
-		}
-	}()
+	terminated := s.terminateOn(ctx)
 	if s.opts.CompactionInterval > 0 {
 		compactCtx, stop := context.WithCancel(ctx)
 		defer stop()
-		go etcd3.NewCompactor(s.client, s.opts.CompactionInterval, s.opts.Logf).Run(compactCtx)
+		go etcd3.NewCompactor(s.client, s.opts.CompactionInterval).Run(klog.NewContext(compactCtx, s.opts.Logger))
 	}
-	s.opts.Logf("serving on %s", s.URL)
+	s.opts.Logger.Info("Serving securely", "url", s.URL)
+	s.startLifecycle()
 	err := s.http.Serve(s.listener)
 	if errors.Is(err, http.ErrServerClosed) {
-		return nil
+		err = nil
+	} else {
+		s.Close()
 	}
+	<-terminated
+	s.Close()
 	return err
 }
 
@@ -684,6 +668,7 @@ func (s *Server) Close() {
 	} else if s.listener != nil {
 		_ = s.listener.Close()
 	}
+	s.auditor.Close()
 	s.cachesMu.Lock()
 	for _, c := range s.caches {
 		c.Stop()

@@ -10,6 +10,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/auth/authenticator"
 	"github.com/cronplane/cronplane/pkg/auth/authorizer"
@@ -124,7 +125,8 @@ var rbacResources = map[string]schema.GroupVersionResource{
 const rbacSyncTimeout = time.Minute
 
 // startRBAC feeds an index from the watch caches of the RBAC resources,
-// waits until it holds them all, and reconciles the default policy.
+// waits until it holds them all, and adds the post-start hook that
+// reconciles the default policy.
 func (s *Server) startRBAC(ctx context.Context) (*rbac.Index, error) {
 	index := rbac.NewIndex()
 	var synced []chan struct{}
@@ -147,8 +149,15 @@ func (s *Server) startRBAC(ctx context.Context) (*rbac.Index, error) {
 			return nil, errors.New("the RBAC roles and bindings were not read within a minute")
 		}
 	}
-	if err := bootstrap.Reconcile(ctx, rbacClient{systemClient{s.Registry}}, s.opts.Logf); err != nil {
-		return nil, fmt.Errorf("reconciling the default RBAC policy: %w", err)
+	// The default policy is put in place once the server serves, as kube's
+	// post-start hook of that name does; /readyz waits for it.
+	if err := s.AddPostStartHook("rbac/bootstrap-roles", func(ctx context.Context) error {
+		if err := bootstrap.Reconcile(klog.NewContext(ctx, s.opts.Logger), rbacClient{systemClient{s.Registry}}); err != nil {
+			return fmt.Errorf("reconciling the default RBAC policy: %w", err)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	return index, nil
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/cronplane/cronplane/pkg/apiserver"
 	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
+	"github.com/cronplane/cronplane/pkg/audit"
 	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
@@ -127,8 +131,15 @@ func TestMetrics_ReadableByMonitoringAndMastersOnly(t *testing.T) {
 	}
 }
 
-func TestDeprecatedVersion_WarnsAndIsCounted(t *testing.T) {
-	s := apiservertest.Start(t)
+func TestDeprecatedVersion_WarnsIsCountedAndAudited(t *testing.T) {
+	dir := t.TempDir()
+	policy, logPath := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "audit.log")
+	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := apiservertest.Start(t, func(o *apiserver.Options) {
+		o.Audit = audit.Options{PolicyFile: policy, LogPath: logPath}
+	})
 	gvk := batchv1beta1.SchemeGroupVersion.WithKind("CronJob")
 	newFunc := func() runtime.Object { return &batchv1beta1.CronJob{} }
 	if err := s.InstallResource(&generic.Resource{
@@ -155,6 +166,13 @@ func TestDeprecatedVersion_WarnsAndIsCounted(t *testing.T) {
 	resp, body := rawOn(t, s, "GET", "/metrics")
 	if resp != 200 || !strings.Contains(body, `apiserver_requested_deprecated_apis{group="batch",removed_release="1.25",resource="cronjobs",subresource="",version="v1beta1"} 1`) {
 		t.Fatalf("deprecated API metric missing: %d", resp)
+	}
+	ev := auditLines(t, logPath, `"stage":"ResponseComplete".*"requestURI":"/apis/batch/v1beta1/cronjobs`)[0]
+	if a := field(ev, "annotations", audit.DeprecatedAnnotation); a != "true" {
+		t.Errorf("audit annotation %s = %v, want true", audit.DeprecatedAnnotation, a)
+	}
+	if a := field(ev, "annotations", audit.RemovedReleaseAnnotation); a != "1.25" {
+		t.Errorf("audit annotation %s = %v, want 1.25", audit.RemovedReleaseAnnotation, a)
 	}
 }
 

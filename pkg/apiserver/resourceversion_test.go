@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2/ktesting"
 
 	"github.com/cronplane/cronplane/pkg/apiserver"
 	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
@@ -341,7 +342,7 @@ func TestWatch_SendInitialEventsEndsWithAnnotatedBookmark(t *testing.T) {
 }
 
 func TestWatch_SendInitialEventsNeedsTheWatchListGate(t *testing.T) {
-	plain := apiservertest.Start(t, func(o *apiserver.Options) { o.Logf = t.Logf })
+	plain := apiservertest.Start(t, func(o *apiserver.Options) { o.Logger = ktesting.NewLogger(t, ktesting.DefaultConfig) })
 	req, _ := http.NewRequest("GET", plain.URL+"/apis/batch/v1/cronjobs?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", nil)
 	req.Header.Set("Authorization", "Bearer "+plain.AdminToken)
 	resp, err := plain.HTTPClient().Do(req)

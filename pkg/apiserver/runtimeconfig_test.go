@@ -2,7 +2,6 @@ package apiserver_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-logr/logr/funcr"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -131,11 +131,11 @@ func TestRuntimeConfig_DisabledGroupVersionIsNotServed(t *testing.T) {
 	var logs []string
 	s := apiservertest.Start(t, func(o *apiserver.Options) {
 		o.RuntimeConfig = map[string]string{"batch/v1": "false"}
-		o.Logf = func(format string, args ...interface{}) {
+		o.Logger = funcr.New(func(_, args string) {
 			mu.Lock()
 			defer mu.Unlock()
-			logs = append(logs, fmt.Sprintf(format, args...))
-		}
+			logs = append(logs, args)
+		}, funcr.Options{})
 	})
 	disc := s.Client.Discovery()
 
@@ -194,7 +194,7 @@ func TestRuntimeConfig_DisabledGroupVersionIsNotServed(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	if !slices.Contains(logs, "not serving (--runtime-config): batch/v1") {
+	if !slices.Contains(logs, `"level"=0 "msg"="Not serving (--runtime-config)" "resources"=["batch/v1"]`) {
 		t.Errorf("start log does not name batch/v1 alone:\n%s", strings.Join(logs, "\n"))
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/keyutil"
+	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/auth/authenticator"
 	"github.com/cronplane/cronplane/pkg/auth/serviceaccount"
@@ -79,7 +80,7 @@ type serviceAccounts struct {
 
 // newServiceAccounts checks the options and loads the keys, generating the
 // signing key in dataDir when none is given.
-func newServiceAccounts(o ServiceAccountOptions, dataDir string, logf func(string, ...interface{})) (*serviceAccounts, error) {
+func newServiceAccounts(o ServiceAccountOptions, dataDir string, logger klog.Logger) (*serviceAccounts, error) {
 	sa := &serviceAccounts{issuers: o.Issuers, audiences: o.APIAudiences, maxExpiration: o.MaxTokenExpiration}
 	if len(sa.issuers) == 0 {
 		sa.issuers = []string{serviceaccount.DefaultIssuer}
@@ -101,7 +102,7 @@ func newServiceAccounts(o ServiceAccountOptions, dataDir string, logf func(strin
 			return nil, fmt.Errorf("service account signing key: %w", err)
 		}
 		if generated {
-			logf("generated the service account signing key %s", keyFile)
+			logger.Info("Generated the service account signing key", "file", keyFile)
 		}
 	}
 	key, err := keyutil.PrivateKeyFromFile(keyFile)
@@ -121,7 +122,7 @@ func newServiceAccounts(o ServiceAccountOptions, dataDir string, logf func(strin
 			sa.keys = append(sa.keys, k)
 		}
 	}
-	logf("service account tokens: issuer %s, signing key %s, %d verifying keys, API audiences %s", sa.issuers[0], keyFile, len(sa.keys), strings.Join(sa.audiences, ","))
+	logger.Info("Service account tokens", "issuer", sa.issuers[0], "signingKey", keyFile, "verifyingKeys", len(sa.keys), "apiAudiences", sa.audiences)
 	return sa, nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"k8s.io/client-go/util/keyutil"
 )
 
@@ -31,12 +32,12 @@ func writePEM(t *testing.T, blocks ...*pem.Block) string {
 	return f
 }
 
-func discardLogs(string, ...interface{}) {}
+var discardLogs = logr.Discard()
 
 func TestNewServiceAccounts_GeneratesTheSigningKeyOnceAndKeepsIt(t *testing.T) {
 	dir := t.TempDir()
 	var logs []string
-	logf := func(format string, args ...interface{}) { logs = append(logs, fmt.Sprintf(format, args...)) }
+	logf := funcr.New(func(_, args string) { logs = append(logs, args) }, funcr.Options{})
 	first, err := newServiceAccounts(ServiceAccountOptions{}, dir, logf)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func TestNewServiceAccounts_GeneratesTheSigningKeyOnceAndKeepsIt(t *testing.T) {
 	if fi, err := os.Stat(keyFile); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("key file: %v %v", fi, err)
 	}
-	if len(logs) != 2 || !strings.Contains(logs[0], "generated the service account signing key "+keyFile) {
+	if len(logs) != 2 || !strings.Contains(logs[0], "Generated the service account signing key") || !strings.Contains(logs[0], keyFile) {
 		t.Fatalf("logs %q", logs)
 	}
 	if !reflect.DeepEqual(first.issuers, []string{"https://kubernetes.default.svc.cluster.local"}) || !reflect.DeepEqual(first.audiences, first.issuers) {
@@ -56,7 +57,7 @@ func TestNewServiceAccounts_GeneratesTheSigningKeyOnceAndKeepsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(logs) != 1 || strings.Contains(logs[0], "generated") {
+	if len(logs) != 1 || strings.Contains(logs[0], "Generated") {
 		t.Fatalf("a restart generated a key again: %q", logs)
 	}
 	if !first.signer.PublicKey().(*rsa.PublicKey).Equal(second.signer.PublicKey()) {

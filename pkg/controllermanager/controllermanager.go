@@ -135,7 +135,7 @@ func Run(ctx context.Context, opts Options) error {
 	var run []Descriptor
 	for _, d := range on {
 		if missing := unserved(disc, d.Requires); missing != nil {
-			klog.Infof("controller %q is disabled: the apiserver does not serve %s", d.Name, path.Join(missing.GroupVersion().String(), missing.Resource))
+			klog.InfoS("Controller is disabled: the apiserver does not serve its API", "controller", d.Name, "resource", path.Join(missing.GroupVersion().String(), missing.Resource))
 			continue
 		}
 		run = append(run, d)
@@ -154,7 +154,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	start := func(ctx context.Context) {
 		if err := runControllers(ctx, clients, controllerClients, run, opts, health, m); err != nil {
-			klog.Errorf("starting controllers: %v", err)
+			klog.ErrorS(err, "Starting controllers")
 		}
 	}
 	if !opts.LeaderElect {
@@ -203,7 +203,7 @@ func runControllers(ctx context.Context, root, clients ClientBuilder, ds []Descr
 		}
 		runs = append(runs, run)
 		health.add(d.Name)
-		klog.Infof("started controller %s", d.Name)
+		klog.InfoS("Started controller", "controller", d.Name)
 	}
 	factory.Start(ctx.Done())
 	for _, r := range runs {
@@ -251,12 +251,12 @@ func elect(ctx context.Context, cfg *rest.Config, opts Options, start func(conte
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: start,
 			OnStoppedLeading: func() {
-				klog.Infof("%s: leader election lost", id)
+				klog.InfoS("Leader election lost", "identity", id)
 				close(lost)
 			},
 			OnNewLeader: func(identity string) {
 				if identity != id {
-					klog.Infof("new leader elected: %s", identity)
+					klog.InfoS("New leader elected", "identity", identity)
 				}
 			},
 		},
@@ -342,6 +342,6 @@ func serve(ctx context.Context, opts Options, health *checks, reg *metrics.Regis
 		_ = srv.Close()
 		os.RemoveAll(dir)
 	}()
-	klog.Infof("serving /healthz and /metrics on https://%s", ln.Addr())
+	klog.InfoS("Serving /healthz and /metrics securely", "address", ln.Addr().String())
 	return nil
 }

@@ -138,7 +138,7 @@ func (ts *tokenSource) Token() (*oauth2.Token, error) {
 	token, lifetime, err := ts.request()
 	if err != nil {
 		if ts.token != nil && now.Before(ts.token.Expiry) {
-			klog.Warningf("renewing the token of service account %s/%s: %v; the current one serves until %s", metav1.NamespaceSystem, ts.name, err, ts.token.Expiry)
+			klog.ErrorS(err, "Renewing a service account token; the current one serves until it expires", "serviceAccount", klog.KRef(metav1.NamespaceSystem, ts.name), "expiry", ts.token.Expiry)
 			return ts.token, nil
 		}
 		return nil, err

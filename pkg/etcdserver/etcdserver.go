@@ -120,7 +120,7 @@ func StartTemp(ctx context.Context) (s *Server, stop func(), err error) {
 	}
 	return s, func() {
 		if err := s.Close(); err != nil {
-			klog.Warningf("closing the etcd client: %v", err)
+			klog.ErrorS(err, "Closing the etcd client")
 		}
 		os.RemoveAll(dir)
 	}, nil

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -51,7 +52,7 @@ func New(mutate ...func(*apiserver.Options)) (*Server, error) {
 	opts := apiserver.DefaultOptions()
 	opts.DataDir = dir
 	opts.SecurePort = 0
-	opts.Logf = func(string, ...interface{}) {}
+	opts.Logger = logr.Discard()
 	for _, m := range mutate {
 		m(&opts)
 	}

@@ -114,7 +114,7 @@ func (c *Controller) enqueueOwner(obj interface{}) {
 func (c *Controller) Run(ctx context.Context, workers int) {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
-	klog.Info("starting cronjob controller")
+	klog.InfoS("Starting cronjob controller")
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return
 	}
@@ -308,7 +308,7 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs 
 			if t, ok := scheduledBy(cj, j); ok {
 				// This controller created it, and the status write that
 				// recorded it was lost: record it again.
-				klog.Infof("cronjob %s/%s: job %s missing from status.active, adding it back", cj.Namespace, cj.Name, j.Name)
+				klog.InfoS("Job missing from status.active, adding it back", "cronjob", klog.KObj(cj), "job", j.Name)
 				cj.Status.Active = append(cj.Status.Active, jobRef(j))
 				cj.Status.LastScheduleTime = later(cj.Status.LastScheduleTime, &metav1.Time{Time: t})
 				updateStatus = true

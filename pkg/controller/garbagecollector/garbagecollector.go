@@ -169,7 +169,7 @@ func (c *Collector) watchResources(ctx context.Context) error {
 	}
 	if len(added) > 0 {
 		c.mapper.Reset()
-		klog.Infof("garbage collector watching %s", strings.Join(added, ", "))
+		klog.InfoS("Garbage collector watching", "resources", added)
 		c.factory.Start(ctx.Done())
 	}
 	return err
@@ -410,7 +410,7 @@ func (c *Collector) process(ctx context.Context, it item) error {
 		// Its owner waits for the whole tree below it.
 		policy = metav1.DeletePropagationForeground
 	}
-	klog.V(2).Infof("garbage collector deleting %s %s/%s (%s), its owners being gone", it.Resource, it.Namespace, it.Name, policy)
+	klog.V(2).InfoS("Garbage collector deleting an object whose owners are gone", "resource", it.Resource, "object", klog.KRef(it.Namespace, it.Name), "propagationPolicy", policy)
 	err = c.resource(it).Delete(ctx, it.Name, metav1.DeleteOptions{
 		Preconditions:     &metav1.Preconditions{UID: &it.UID},
 		PropagationPolicy: &policy,

@@ -157,7 +157,7 @@ func (c *Controller) sync(ctx context.Context, name string) (remaining bool, err
 	if _, err := c.retryOnConflict(ctx, ns, c.finalize); err != nil && !apierrors.IsNotFound(err) {
 		return false, err
 	}
-	klog.Infof("namespace %s emptied and finalized", name)
+	klog.InfoS("Namespace emptied and finalized", "namespace", name)
 	return false, nil
 }
 

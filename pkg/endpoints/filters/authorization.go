@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/cronplane/cronplane/pkg/audit"
 	"github.com/cronplane/cronplane/pkg/auth/authorizer"
 	"github.com/cronplane/cronplane/pkg/auth/user"
 	"github.com/cronplane/cronplane/pkg/endpoints/request"
@@ -43,13 +44,18 @@ func WithAuthorization(next http.Handler, z authorizer.Authorizer) http.Handler 
 		a := AuthorizationAttributes(u, info)
 		d, reason, err := z.Authorize(r.Context(), a)
 		if err != nil {
+			audit.AddAnnotation(r.Context(), audit.ReasonAnnotation, "internal error")
 			responsewriters.WriteError(w, r, apierrors.NewInternalError(err))
 			return
 		}
 		if d != authorizer.Allow {
+			audit.AddAnnotation(r.Context(), audit.DecisionAnnotation, audit.DecisionForbid)
+			audit.AddAnnotation(r.Context(), audit.ReasonAnnotation, reason)
 			responsewriters.WriteError(w, r, Forbidden(a, reason))
 			return
 		}
+		audit.AddAnnotation(r.Context(), audit.DecisionAnnotation, audit.DecisionAllow)
+		audit.AddAnnotation(r.Context(), audit.ReasonAnnotation, reason)
 		next.ServeHTTP(w, r)
 	})
 }

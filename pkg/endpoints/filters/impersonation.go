@@ -9,6 +9,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/cronplane/cronplane/pkg/audit"
 	"github.com/cronplane/cronplane/pkg/auth/authorizer"
 	"github.com/cronplane/cronplane/pkg/auth/user"
 	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
@@ -66,6 +67,7 @@ func WithImpersonation(next http.Handler, z authorizer.Authorizer) http.Handler 
 				r.Header.Del(k)
 			}
 		}
+		audit.LogImpersonatedUser(r.Context(), as)
 		next.ServeHTTP(w, r.WithContext(user.WithUser(r.Context(), as)))
 	})
 }

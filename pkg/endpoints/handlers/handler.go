@@ -22,6 +22,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/admission"
 	"github.com/cronplane/cronplane/pkg/apply"
+	"github.com/cronplane/cronplane/pkg/audit"
 	"github.com/cronplane/cronplane/pkg/auth/authorizer"
 	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/endpoints/instrumentation"
@@ -105,9 +106,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // deprecated signals a request to a deprecated version: a warning to the
-// client, and the deprecated-API metric.
+// client, the audit annotations and the deprecated-API metric.
 func (c *call) deprecated() {
-	warning.Add(c.r.Context(), c.entry.Warning())
+	ctx := c.r.Context()
+	warning.Add(ctx, c.entry.Warning())
+	audit.AddAnnotation(ctx, audit.DeprecatedAnnotation, "true")
+	if removed := c.entry.Deprecated.RemovedIn; removed != "" {
+		audit.AddAnnotation(ctx, audit.RemovedReleaseAnnotation, removed)
+	}
 	if m := c.h.Metrics; m != nil {
 		m.DeprecatedRequested(c.entry.GroupVersionResource(), c.info.Subresource, c.entry.Deprecated.RemovedIn)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/klog/v2"
 )
 
 // compactRevKey is the key kube-apiservers share to agree on compaction;
@@ -22,14 +23,13 @@ const compactRevKey = "compact_rev_key"
 type Compactor struct {
 	client   *clientv3.Client
 	interval time.Duration
-	logf     func(string, ...interface{})
 	// version and rev are what this compactor last saw of compactRevKey.
 	version, rev int64
 }
 
 // NewCompactor returns a compactor; Run starts it.
-func NewCompactor(client *clientv3.Client, interval time.Duration, logf func(string, ...interface{})) *Compactor {
-	return &Compactor{client: client, interval: interval, logf: logf}
+func NewCompactor(client *clientv3.Client, interval time.Duration) *Compactor {
+	return &Compactor{client: client, interval: interval}
 }
 
 // Run compacts every interval until ctx ends.
@@ -42,7 +42,7 @@ func (c *Compactor) Run(ctx context.Context) {
 			return
 		case <-tick.C:
 			if _, err := c.Step(ctx); err != nil && ctx.Err() == nil {
-				c.logf("compaction: %v", err)
+				klog.FromContext(ctx).Error(err, "Compacting etcd history")
 			}
 		}
 	}
@@ -73,6 +73,6 @@ func (c *Compactor) Step(ctx context.Context) (int64, error) {
 	if _, err := c.client.Compact(ctx, compactTo); err != nil {
 		return 0, err
 	}
-	c.logf("compacted etcd history up to revision %d", compactTo)
+	klog.FromContext(ctx).V(2).Info("Compacted etcd history", "revision", compactTo)
 	return compactTo, nil
 }

@@ -13,9 +13,8 @@ import (
 func TestCompactor_OnlyOneOfSeveralCompactsEachInterval(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	nop := func(string, ...interface{}) {}
-	a := etcd3.NewCompactor(etcd.Client(), time.Second, nop)
-	b := etcd3.NewCompactor(etcd.Client(), time.Second, nop)
+	a := etcd3.NewCompactor(etcd.Client(), time.Second)
+	b := etcd3.NewCompactor(etcd.Client(), time.Second)
 	put := func() int64 {
 		resp, err := etcd.Client().Put(ctx, "/compact-test/k", "v")
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/auth/authorizer/rbac"
 )
@@ -25,16 +26,17 @@ type Client interface {
 	DeleteClusterRoleBinding(ctx context.Context, name string) error
 }
 
-// Reconcile puts the default policy in place through c and reports what
-// it changed through logf.
-func Reconcile(ctx context.Context, c Client, logf func(format string, args ...interface{})) error {
+// Reconcile puts the default policy in place through c and logs what it
+// changed to ctx's logger.
+func Reconcile(ctx context.Context, c Client) error {
+	logger := klog.FromContext(ctx)
 	for _, want := range ClusterRoles() {
-		if err := reconcileRole(ctx, c, want, logf); err != nil {
+		if err := reconcileRole(ctx, c, want, logger); err != nil {
 			return fmt.Errorf("clusterrole %s: %w", want.Name, err)
 		}
 	}
 	for _, want := range ClusterRoleBindings() {
-		if err := reconcileBinding(ctx, c, want, logf); err != nil {
+		if err := reconcileBinding(ctx, c, want, logger); err != nil {
 			return fmt.Errorf("clusterrolebinding %s: %w", want.Name, err)
 		}
 	}
@@ -48,10 +50,10 @@ func protected(annotations map[string]string) bool {
 // reconcileRole creates want, or adds to the existing role the labels,
 // annotations, rules and aggregation selectors it lacks. Nothing is
 // taken away: an administrator's additions stay.
-func reconcileRole(ctx context.Context, c Client, want *rbacv1.ClusterRole, logf func(string, ...interface{})) error {
+func reconcileRole(ctx context.Context, c Client, want *rbacv1.ClusterRole, logger klog.Logger) error {
 	have, err := c.GetClusterRole(ctx, want.Name)
 	if apierrors.IsNotFound(err) {
-		logf("created clusterrole %s", want.Name)
+		logger.Info("Created clusterrole", "clusterRole", want.Name)
 		return c.CreateClusterRole(ctx, want)
 	}
 	if err != nil || protected(have.Annotations) {
@@ -77,24 +79,24 @@ func reconcileRole(ctx context.Context, c Client, want *rbacv1.ClusterRole, logf
 	if reflect.DeepEqual(out, have) {
 		return nil
 	}
-	logf("reconciled clusterrole %s", want.Name)
+	logger.Info("Reconciled clusterrole", "clusterRole", want.Name)
 	return c.UpdateClusterRole(ctx, out)
 }
 
 // reconcileBinding creates want, or adds the subjects the existing
 // binding lacks; a binding to another role is replaced, as roleRef cannot
 // change.
-func reconcileBinding(ctx context.Context, c Client, want *rbacv1.ClusterRoleBinding, logf func(string, ...interface{})) error {
+func reconcileBinding(ctx context.Context, c Client, want *rbacv1.ClusterRoleBinding, logger klog.Logger) error {
 	have, err := c.GetClusterRoleBinding(ctx, want.Name)
 	if apierrors.IsNotFound(err) {
-		logf("created clusterrolebinding %s", want.Name)
+		logger.Info("Created clusterrolebinding", "clusterRoleBinding", want.Name)
 		return c.CreateClusterRoleBinding(ctx, want)
 	}
 	if err != nil || protected(have.Annotations) {
 		return err
 	}
 	if have.RoleRef != want.RoleRef {
-		logf("replaced clusterrolebinding %s to bind %s", want.Name, want.RoleRef.Name)
+		logger.Info("Replaced clusterrolebinding to bind another role", "clusterRoleBinding", want.Name, "role", want.RoleRef.Name)
 		if err := c.DeleteClusterRoleBinding(ctx, want.Name); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
@@ -111,7 +113,7 @@ func reconcileBinding(ctx context.Context, c Client, want *rbacv1.ClusterRoleBin
 	if reflect.DeepEqual(out, have) {
 		return nil
 	}
-	logf("reconciled clusterrolebinding %s", want.Name)
+	logger.Info("Reconciled clusterrolebinding", "clusterRoleBinding", want.Name)
 	return c.UpdateClusterRoleBinding(ctx, out)
 }
 

@@ -67,7 +67,7 @@ func containsRule(rules []rbacv1.PolicyRule, r rbacv1.PolicyRule) bool {
 
 func reconcile(t *testing.T, c *memClient) {
 	t.Helper()
-	if err := Reconcile(context.Background(), c, t.Logf); err != nil {
+	if err := Reconcile(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,0 +1,72 @@
+package filters
+
+import (
+	"net/http"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/cronplane/cronplane/pkg/audit"
+	"github.com/cronplane/cronplane/pkg/auth/user"
+)
+
+// WithLogging logs every request at verbosity 3, once it is answered, as
+// kube's httplog does: verb, URI, user, latency, user agent, audit ID,
+// client address and response code. It goes inside authentication, which
+// logs the requests it turns away itself. Below -v=3 it is not in the
+// chain at all.
+func WithLogging(next http.Handler, logger klog.Logger) http.Handler {
+	logger = logger.V(3)
+	if !logger.Enabled() {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &codeRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		name := ""
+		if u, ok := user.From(r.Context()); ok {
+			name = u.Name
+		}
+		logger.Info("HTTP", "verb", r.Method, "URI", r.RequestURI, "user", name, "latency", time.Since(start).String(),
+			"userAgent", r.UserAgent(), "audit-ID", w.Header().Get(audit.HeaderAuditID), "srcIP", r.RemoteAddr, "resp", rec.status())
+	})
+}
+
+// codeRecorder remembers the response code.
+type codeRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *codeRecorder) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *codeRecorder) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush lets watches stream through.
+func (w *codeRecorder) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *codeRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// status is the code answered; 200 when the handler wrote nothing.
+func (w *codeRecorder) status() int {
+	if w.code == 0 {
+		return http.StatusOK
+	}
+	return w.code
+}

@@ -1,0 +1,268 @@
+package filters
+
+import (
+	"bufio"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const kubeTimeoutBody = `{"metadata":{},"status":"Failure","message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504}` + "\n"
+
+func never(*http.Request) bool { return false }
+
+// recordTerminations collects what a filter reports as terminated.
+type recordTerminations struct {
+	mu    sync.Mutex
+	codes []int
+}
+
+func (t *recordTerminations) record(_ *http.Request, code int) {
+	t.mu.Lock()
+	t.codes = append(t.codes, code)
+	t.mu.Unlock()
+}
+
+func (t *recordTerminations) get() []int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]int(nil), t.codes...)
+}
+
+func TestWithRequestDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		max         time.Duration
+		query       string
+		longRunning bool
+		handler     func(w http.ResponseWriter, r *http.Request)
+		code        int
+		body        string
+		header      map[string]string
+		terminated  []int
+	}{
+		{
+			name: "answered in time", max: time.Minute,
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("X-Test", "1")
+				w.WriteHeader(201)
+				fmt.Fprint(w, "done")
+			},
+			code: 201, body: "done", header: map[string]string{"X-Test": "1"},
+		},
+		{
+			name: "headers of a handler that writes nothing", max: time.Minute,
+			handler: func(w http.ResponseWriter, r *http.Request) { w.Header().Set("X-Test", "2") },
+			code:    200, body: "", header: map[string]string{"X-Test": "2"},
+		},
+		{
+			name: "the deadline is on the context", max: time.Minute, query: "?timeout=30s",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				d, ok := r.Context().Deadline()
+				if !ok || time.Until(d) > 30*time.Second || time.Until(d) < 25*time.Second {
+					w.WriteHeader(500)
+					return
+				}
+				fmt.Fprint(w, "ok")
+			},
+			code: 200, body: "ok",
+		},
+		{
+			name: "a ?timeout over the maximum is cut to it", max: 2 * time.Second, query: "?timeout=1h",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				d, _ := r.Context().Deadline()
+				if time.Until(d) > 2*time.Second {
+					w.WriteHeader(500)
+				}
+			},
+			code: 200,
+		},
+		{
+			name: "?timeout=0 means the maximum", max: 2 * time.Second, query: "?timeout=0s",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				d, ok := r.Context().Deadline()
+				if !ok || time.Until(d) < time.Second {
+					w.WriteHeader(500)
+				}
+			},
+			code: 200,
+		},
+		{
+			name: "a malformed ?timeout", max: time.Minute, query: "?timeout=abc",
+			handler: func(w http.ResponseWriter, r *http.Request) { t.Error("handler called") },
+			code:    400, body: `"message":"invalid timeout specified in the request URL - time: invalid duration \"abc\""`,
+		},
+		{
+			name: "timed out: kube's 504", max: 50 * time.Millisecond,
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				<-r.Context().Done()
+				time.Sleep(20 * time.Millisecond)
+				w.Header().Set("X-Late", "1")
+				w.WriteHeader(200)
+				_, err := w.Write([]byte("late"))
+				if err != http.ErrHandlerTimeout {
+					t.Errorf("late write: %v", err)
+				}
+			},
+			code: 504, body: kubeTimeoutBody, header: map[string]string{"Content-Type": "text/plain; charset=utf-8", "X-Late": ""},
+			terminated: []int{504},
+		},
+		{
+			name: "?timeout shorter than the maximum", max: time.Minute, query: "?timeout=50ms",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				time.Sleep(200 * time.Millisecond)
+			},
+			code: 504, body: kubeTimeoutBody, terminated: []int{504},
+		},
+		{
+			name: "long-running requests are left alone", max: 10 * time.Millisecond, longRunning: true,
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				if _, ok := r.Context().Deadline(); ok {
+					t.Error("long-running request with a deadline")
+				}
+				time.Sleep(50 * time.Millisecond)
+				fmt.Fprint(w, "streamed")
+			},
+			code: 200, body: "streamed",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var term recordTerminations
+			h := WithRequestDeadline(http.HandlerFunc(tc.handler), tc.max, func(*http.Request) bool { return tc.longRunning }, term.record)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/namespaces"+tc.query, nil))
+			if rec.Code != tc.code {
+				t.Fatalf("code %d, want %d (%s)", rec.Code, tc.code, rec.Body.String())
+			}
+			if tc.code == 400 {
+				if !strings.Contains(rec.Body.String(), tc.body) {
+					t.Fatalf("body %s, want %s", rec.Body.String(), tc.body)
+				}
+			} else if rec.Body.String() != tc.body {
+				t.Fatalf("body %q, want %q", rec.Body.String(), tc.body)
+			}
+			for k, v := range tc.header {
+				if got := rec.Header().Get(k); got != v {
+					t.Errorf("header %s: %q, want %q", k, got, v)
+				}
+			}
+			// The handler's goroutine may still run: give it time to
+			// report what it saw.
+			time.Sleep(50 * time.Millisecond)
+			if got := term.get(); fmt.Sprint(got) != fmt.Sprint(tc.terminated) {
+				t.Errorf("terminations %v, want %v", got, tc.terminated)
+			}
+		})
+	}
+}
+
+func TestWithRequestDeadline_HeaderWrittenBeforeTimeoutAbortsTheResponse(t *testing.T) {
+	h := WithRequestDeadline(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		time.Sleep(10 * time.Millisecond)
+	}), 50*time.Millisecond, never, nil)
+	defer func() {
+		if v := recover(); v != http.ErrAbortHandler {
+			t.Fatalf("recovered %v, want http.ErrAbortHandler", v)
+		}
+	}()
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+	t.Fatal("no panic")
+}
+
+func TestWithRequestDeadline_PanicReachesTheRequestGoroutine(t *testing.T) {
+	h := WithRequestDeadline(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		panic("boom")
+	}), time.Minute, never, nil)
+	defer func() {
+		p, ok := recover().(*HandlerPanic)
+		if !ok || p.Value != "boom" || !strings.Contains(string(p.Stack), "timeout_test.go") {
+			t.Fatalf("recovered %#v", p)
+		}
+	}()
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+	t.Fatal("no panic")
+}
+
+// A client that sends the header and half the body, and then nothing,
+// gets kube's 504 at the deadline and its connection closed, over HTTP/1.1
+// and HTTP/2.
+func TestWithRequestDeadline_StalledBody(t *testing.T) {
+	returned := make(chan error, 4)
+	h := WithRequestDeadline(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, err := io.ReadAll(r.Body)
+		returned <- err
+	}), 300*time.Millisecond, never, nil)
+	srv := httptest.NewUnstartedServer(h)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+
+	t.Run("HTTP/1.1", func(t *testing.T) {
+		c, err := tls.Dial("tcp", srv.Listener.Addr().String(), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.Close() }()
+		start := time.Now()
+		fmt.Fprintf(c, "POST /api/v1/namespaces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"kind\":")
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 504 || string(body) != kubeTimeoutBody || !resp.Close {
+			t.Fatalf("got %d close=%v %q", resp.StatusCode, resp.Close, body)
+		}
+		if _, err := br.ReadByte(); err != io.EOF {
+			t.Fatalf("the connection stays open: %v", err)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Fatalf("took %s", took)
+		}
+		select {
+		case err := <-returned:
+			if err == nil {
+				t.Fatal("the handler read the whole body")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the handler is still blocked reading the body")
+		}
+	})
+
+	t.Run("HTTP/2", func(t *testing.T) {
+		client := srv.Client()
+		pr, pw := io.Pipe()
+		defer func() { _ = pw.Close() }()
+		go func() { _, _ = pw.Write([]byte(`{"kind":`)) }()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/api/v1/namespaces", pr)
+		req.ContentLength = 100
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.ProtoMajor != 2 || resp.StatusCode != 504 || string(body) != kubeTimeoutBody {
+			t.Fatalf("got %s %d %q", resp.Proto, resp.StatusCode, body)
+		}
+		select {
+		case err := <-returned:
+			if err == nil {
+				t.Fatal("the handler read the whole body")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the handler is still blocked reading the body")
+		}
+	})
+}
