@@ -57,6 +57,40 @@ type Schema struct {
 	// merge tags.
 	PatchStrategy string
 	PatchMergeKey string
+
+	// The value validations of OpenAPI v3 that a schema defined at run
+	// time (a CustomResourceDefinition's) may carry; nil or zero means
+	// unconstrained. Built-in types leave them empty: Go code validates
+	// those.
+	Pattern          string
+	Maximum          *float64
+	Minimum          *float64
+	ExclusiveMaximum bool
+	ExclusiveMinimum bool
+	MaxLength        *int64
+	MinLength        *int64
+	MaxItems         *int64
+	MinItems         *int64
+	MaxProperties    *int64
+	MinProperties    *int64
+	UniqueItems      bool
+	// XValidations are x-kubernetes-validations: CEL rules checked
+	// against the value at this node.
+	XValidations []ValidationRule
+}
+
+// ValidationRule is one x-kubernetes-validations entry.
+type ValidationRule struct {
+	Rule              string
+	Message           string
+	MessageExpression string
+	// Reason is FieldValueInvalid (empty means that), FieldValueForbidden,
+	// FieldValueRequired or FieldValueDuplicate.
+	Reason string
+	// FieldPath, a JSON path relative to the node, is where a violation
+	// is reported instead of the node itself.
+	FieldPath       string
+	OptionalOldSelf bool
 }
 
 // Definitions are named schemas, such as "io.k8s.api.batch.v1.CronJob".
