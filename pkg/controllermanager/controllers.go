@@ -33,7 +33,10 @@ func cronJobController() Descriptor {
 				return nil, err
 			}
 			batch := cc.Informers.Batch().V1()
-			c := cronjob.New(client, batch.CronJobs(), batch.Jobs(), recorder, cc.Options.Clock, cc.metrics.cronJobSkew)
+			c, err := cronjob.New(client, batch.CronJobs(), batch.Jobs(), recorder, cc.Options.Clock, cc.metrics.cronJobSkew)
+			if err != nil {
+				return nil, err
+			}
 			return func(ctx context.Context) { c.Run(ctx, cc.Options.ConcurrentCronJobSyncs) }, nil
 		},
 	}

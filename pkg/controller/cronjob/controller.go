@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -42,11 +41,26 @@ func (realClock) Now() time.Time { return time.Now() }
 // Observer records values, as a Prometheus histogram does.
 type Observer interface{ Observe(float64) }
 
+// controllerIndex indexes Jobs by the UID of their controller, so that a
+// sync reads its CronJob's Jobs without scanning the namespace's.
+const controllerIndex = "controller-uid"
+
+func byControllerUID(obj interface{}) ([]string, error) {
+	job, ok := obj.(*batchv1.Job)
+	if !ok {
+		return nil, nil
+	}
+	if ref := metav1.GetControllerOf(job); ref != nil {
+		return []string{string(ref.UID)}, nil
+	}
+	return nil, nil
+}
+
 // Controller creates the Jobs of CronJobs.
 type Controller struct {
 	client   kubernetes.Interface
 	cronJobs batchlisters.CronJobLister
-	jobs     batchlisters.JobLister
+	jobs     cache.Indexer
 	synced   []cache.InformerSynced
 	queue    workqueue.RateLimitingInterface
 	recorder record.EventRecorder
@@ -62,20 +76,25 @@ type Controller struct {
 // records into skew the seconds from each Job's scheduled time to its
 // creation (the controller-manager's
 // cronjob_controller_job_creation_skew_duration_seconds); skew may be nil.
-func New(client kubernetes.Interface, cronJobs batchinformers.CronJobInformer, jobs batchinformers.JobInformer, recorder record.EventRecorder, clock Clock, skew Observer) *Controller {
+func New(client kubernetes.Interface, cronJobs batchinformers.CronJobInformer, jobs batchinformers.JobInformer, recorder record.EventRecorder, clock Clock, skew Observer) (*Controller, error) {
 	if clock == nil {
 		clock = realClock{}
 	}
 	c := &Controller{
 		client:   client,
 		cronJobs: cronJobs.Lister(),
-		jobs:     jobs.Lister(),
+		jobs:     jobs.Informer().GetIndexer(),
 		synced:   []cache.InformerSynced{cronJobs.Informer().HasSynced, jobs.Informer().HasSynced},
 		queue:    workqueue.NewNamedRateLimitingQueue(workqueue.DefaultControllerRateLimiter(), "cronjob"),
 		recorder: recorder,
 		clock:    clock,
 		skew:     skew,
 		local:    time.Local,
+	}
+	// A started informer refuses new indexers, as does one that has this
+	// index already (a second controller over the same informer).
+	if err := jobs.Informer().AddIndexers(cache.Indexers{controllerIndex: byControllerUID}); err != nil {
+		return nil, fmt.Errorf("indexing jobs by controller: %w", err)
 	}
 	_, _ = cronJobs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
@@ -87,7 +106,7 @@ func New(client kubernetes.Interface, cronJobs batchinformers.CronJobInformer, j
 		UpdateFunc: func(_, obj interface{}) { c.enqueueOwner(obj) },
 		DeleteFunc: c.enqueueOwner,
 	})
-	return c
+	return c, nil
 }
 
 func (c *Controller) enqueue(obj interface{}) {
@@ -162,13 +181,13 @@ func (c *Controller) sync(ctx context.Context, key string) (*time.Duration, erro
 	if err != nil {
 		return nil, err
 	}
-	all, err := c.jobs.Jobs(ns).List(labels.Everything())
+	indexed, err := c.jobs.ByIndex(controllerIndex, string(cached.UID))
 	if err != nil {
 		return nil, err
 	}
-	var owned []*batchv1.Job
-	for _, j := range all {
-		if ref := metav1.GetControllerOf(j); ref != nil && ref.UID == cached.UID {
+	owned := make([]*batchv1.Job, 0, len(indexed))
+	for _, obj := range indexed {
+		if j := obj.(*batchv1.Job); j.Namespace == ns {
 			owned = append(owned, j)
 		}
 	}

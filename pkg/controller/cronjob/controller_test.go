@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -335,7 +336,7 @@ func TestSync_StatusConflictKeepsCreatedJobActive(t *testing.T) {
 				return true, nil, apierrors.NewConflict(batchv1.Resource("cronjobs"), "cj", errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 			})
 			cronJobs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-			jobs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+			jobs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{controllerIndex: byControllerUID})
 			if err := cronJobs.Add(cached); err != nil {
 				t.Fatal(err)
 			}
@@ -343,7 +344,7 @@ func TestSync_StatusConflictKeepsCreatedJobActive(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := record.NewFakeRecorder(100)
-			c := &Controller{client: client, cronJobs: batchlisters.NewCronJobLister(cronJobs), jobs: batchlisters.NewJobLister(jobs),
+			c := &Controller{client: client, cronJobs: batchlisters.NewCronJobLister(cronJobs), jobs: jobs,
 				recorder: rec, clock: fakeClock{second.Add(5 * time.Second)}, local: time.UTC}
 
 			// Like the controller, go on after an error: it requeues.
@@ -436,14 +437,14 @@ func TestSync_FailurePartWayStillWritesTheStatus(t *testing.T) {
 		return true, nil, apierrors.NewServiceUnavailable("etcd is away")
 	})
 	cronJobs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	jobs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	jobs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{controllerIndex: byControllerUID})
 	if err := cronJobs.Add(cj); err != nil {
 		t.Fatal(err)
 	}
 	if err := jobs.Add(running); err != nil {
 		t.Fatal(err)
 	}
-	c := &Controller{client: client, cronJobs: batchlisters.NewCronJobLister(cronJobs), jobs: batchlisters.NewJobLister(jobs),
+	c := &Controller{client: client, cronJobs: batchlisters.NewCronJobLister(cronJobs), jobs: jobs,
 		recorder: record.NewFakeRecorder(100), clock: fakeClock{second.Add(5 * time.Second)}, local: time.UTC}
 
 	if _, err := c.sync(context.Background(), "ns/cj"); !apierrors.IsServiceUnavailable(err) {
@@ -490,5 +491,61 @@ func TestSync_ObservesTheCreationSkewOfEachJobCreated(t *testing.T) {
 				t.Fatalf("observed %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestByControllerUID_IndexesJobsByTheirControllerOnly(t *testing.T) {
+	yes, no := true, false
+	ref := func(uid types.UID, controller *bool) metav1.OwnerReference {
+		return metav1.OwnerReference{APIVersion: "batch/v1", Kind: "CronJob", Name: "cj", UID: uid, Controller: controller}
+	}
+	for _, tc := range []struct {
+		name string
+		refs []metav1.OwnerReference
+		want []string
+	}{
+		{"controlled", []metav1.OwnerReference{ref("cj-uid", &yes)}, []string{"cj-uid"}},
+		{"owned but not controlled", []metav1.OwnerReference{ref("cj-uid", &no)}, nil},
+		{"controller among owners", []metav1.OwnerReference{ref("a", nil), ref("b", &yes)}, []string{"b"}},
+		{"no owners", nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := byControllerUID(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{OwnerReferences: tc.refs}})
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("byControllerUID = %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// A sync finds its CronJob's Jobs through the controller index: a running
+// Job in status.active holds back a Forbid CronJob.
+func TestSync_FindsItsJobsThroughTheControllerIndex(t *testing.T) {
+	created := at("2026-11-23T10:00:30Z")
+	tick := at("2026-11-23T10:01:00Z")
+	cj := newCronJob("* * * * *", created)
+	cj.Spec.ConcurrencyPolicy = batchv1.ForbidConcurrent
+	running := ownedJob("running", "running-uid", created, "")
+	cj.Status.Active = []corev1.ObjectReference{jobRef(running)}
+	client := fake.NewSimpleClientset(cj, running)
+	cronJobs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	jobs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{controllerIndex: byControllerUID})
+	if err := cronJobs.Add(cj); err != nil {
+		t.Fatal(err)
+	}
+	if err := jobs.Add(running); err != nil {
+		t.Fatal(err)
+	}
+	c := &Controller{client: client, cronJobs: batchlisters.NewCronJobLister(cronJobs), jobs: jobs,
+		recorder: record.NewFakeRecorder(100), clock: fakeClock{tick.Add(time.Second)}, local: time.UTC}
+	if _, err := c.sync(context.Background(), "ns/cj"); err != nil {
+		t.Fatal(err)
+	}
+	list, err := client.BatchV1().Jobs("ns").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 {
+		t.Fatalf("%d Jobs, want only the running one", len(list.Items))
 	}
 }
