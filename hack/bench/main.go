@@ -44,7 +44,7 @@ var (
 	updateRate   = flag.Int("update-rate", 100, "updates per second")
 	rounds       = flag.Int("rounds", 20, "repetitions of each list measurement")
 	gzipLists    = flag.Bool("gzip", false, "let the client accept gzip (the server compresses responses over 128 KiB)")
-	apiBench     = flag.Bool("apiserver-bench", true, "run the apiserver measurements (false: only the controller-manager one)")
+	apiBench     = flag.Bool("apiserver-bench", true, "run the apiserver measurements (false: only the instrumentation and controller-manager ones)")
 	cronJobs     = flag.Int("cronjobs", 1000, "CronJobs on */1 for the controller-manager benchmark (0 skips it)")
 	cmBin        = flag.String("controller-manager", "bin/controller-manager", "controller-manager binary")
 	pad          = flag.Int("pad", 740, "characters of annotation in each CronJob (740 makes the 5,000 a 13 MB JSON list)")
@@ -65,34 +65,27 @@ func main() {
 	dir, err := os.MkdirTemp("", "cronplane-bench-")
 	check(err)
 	defer os.RemoveAll(dir)
-	port := freePort()
-	tokens := filepath.Join(dir, "tokens.csv")
-	check(os.WriteFile(tokens, []byte(readerToken+","+readerUser+","+readerUser+"\n"), 0o600))
-
 	start := time.Now()
-	cmd := exec.Command(*apiserverBin, "--data-dir", dir, "--secure-port", strconv.Itoa(port), "--token-auth-file", tokens)
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	check(cmd.Start())
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	b := &bench{pid: cmd.Process.Pid}
-	b.waitReady(filepath.Join(dir, "admin.kubeconfig"), start)
+	b, stop := startAPIServer(dir)
+	defer stop()
 	ready := time.Since(start)
 	time.Sleep(2 * time.Second)
 	report("start to ready", ready.Round(time.Millisecond).String(), "")
 	report("idle RSS (apiserver + embedded etcd)", mib(b.rss()), "")
 
-	if !*apiBench {
-		b.controllerManager(dir)
-		return
+	if *apiBench {
+		b.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"`+namespace+`"}}`, 201)
+		b.create()
+		b.lists()
+		b.gets()
+		b.watch()
+		report("RSS with the 5,000 objects cached, after lists, gets, watches", mib(b.rss()), "target <= 200 MiB")
+		b.writes()
+		report("RSS after the write benchmark (10,000 more writes)", mib(b.rss()), "")
 	}
-	b.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"`+namespace+`"}}`, 201)
-	b.create()
-	b.lists()
-	b.gets()
-	b.watch()
-	report("RSS with the 5,000 objects cached, after lists, gets, watches", mib(b.rss()), "target <= 200 MiB")
-	b.writes()
-	report("RSS after the write benchmark (10,000 more writes)", mib(b.rss()), "")
+	if *instrumentationRounds > 0 {
+		instrumentationCost(dir)
+	}
 	if *cronJobs > 0 {
 		b.controllerManager(dir)
 	}
@@ -152,6 +145,21 @@ func (b *bench) controllerManager(dir string) {
 	report(fmt.Sprintf("Jobs of %d CronJobs on */1 created after the minute", *cronJobs),
 		fmt.Sprintf("%d Jobs, p50 %s p99 %s", len(delays), pct(delays, 50), pct(delays, 99)), "target p99 <= 5s, all created")
 	report("controller-manager RSS", mib(rssOf(cmd.Process.Pid)), "target <= 100 MiB")
+}
+
+// startAPIServer starts bin/apiserver on an embedded etcd in dir, with
+// the benchmark's reader token and args, and waits until it is ready.
+func startAPIServer(dir string, args ...string) (*bench, func()) {
+	tokens := filepath.Join(dir, "tokens.csv")
+	check(os.WriteFile(tokens, []byte(readerToken+","+readerUser+","+readerUser+"\n"), 0o600))
+	start := time.Now()
+	args = append([]string{"--data-dir", dir, "--secure-port", strconv.Itoa(freePort()), "--token-auth-file", tokens}, args...)
+	cmd := exec.Command(*apiserverBin, args...)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	check(cmd.Start())
+	b := &bench{pid: cmd.Process.Pid}
+	b.waitReady(filepath.Join(dir, "admin.kubeconfig"), start)
+	return b, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
 }
 
 func (b *bench) waitReady(kubeconfig string, start time.Time) {
@@ -430,7 +438,7 @@ const (
 // gets by a user whose access comes from a RoleBinding, with 200 Roles
 // and 200 RoleBindings in the namespace.
 func (b *bench) gets() {
-	report(fmt.Sprintf("get one object, %d clients", *clients), fmt.Sprintf("%.0f/s", b.getRate(b.token, 5*time.Second)), "target >= 4000/s")
+	report(fmt.Sprintf("get one object, %d clients", *clients), fmt.Sprintf("%.0f/s", b.getRate(b.token, *objects, 5*time.Second)), "target >= 4000/s")
 	rule := `"rules":[{"apiGroups":["batch"],"resources":["cronjobs"],"verbs":["get"]}]`
 	for i := 0; i < 200; i++ {
 		b.do("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/"+namespace+"/roles", fmt.Sprintf(`{"metadata":{"name":"r%03d"},%s}`, i, rule), 201)
@@ -450,8 +458,8 @@ func (b *bench) gets() {
 	}
 	var masters, rbac []float64
 	for round := 0; round < 4; round++ {
-		masters = append(masters, b.getRate(b.token, 2*time.Second))
-		rbac = append(rbac, b.getRate(readerToken, 2*time.Second))
+		masters = append(masters, b.getRate(b.token, *objects, 2*time.Second))
+		rbac = append(rbac, b.getRate(readerToken, *objects, 2*time.Second))
 	}
 	m, r := median(masters), median(rbac)
 	report(fmt.Sprintf("get one object by a RoleBinding user, %d clients", *clients), fmt.Sprintf("%.0f/s (system:masters %.0f/s)", r, m), "")
@@ -459,7 +467,9 @@ func (b *bench) gets() {
 }
 
 // getRate is the rate of gets of the benchmark's CronJobs with token.
-func (b *bench) getRate(token string, duration time.Duration) float64 {
+// getRate is the rate of gets of the first objects CronJobs by the
+// clients, with token, over duration.
+func (b *bench) getRate(token string, objects int, duration time.Duration) float64 {
 	var n atomic.Int64
 	deadline := time.Now().Add(duration)
 	var wg sync.WaitGroup
@@ -468,7 +478,7 @@ func (b *bench) getRate(token string, duration time.Duration) float64 {
 		go func(c int) {
 			defer wg.Done()
 			for i := c; time.Now().Before(deadline); i += *clients {
-				path := fmt.Sprintf("/apis/batch/v1/namespaces/%s/cronjobs/cj-%05d", namespace, i%*objects)
+				path := fmt.Sprintf("/apis/batch/v1/namespaces/%s/cronjobs/cj-%05d", namespace, i%objects)
 				if code := b.status("GET", path, token); code != http.StatusOK {
 					log.Fatalf("GET %s: %d", path, code)
 				}

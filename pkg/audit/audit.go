@@ -14,8 +14,8 @@
 package audit
 
 import (
-	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -207,7 +207,7 @@ func (a *Auditor) Begin(c *Context, r *http.Request, attrs authorizer.Attributes
 // omits that stage.
 func (a *Auditor) Emit(c *Context, stage Stage) {
 	c.mu.Lock()
-	if !c.evaluated || c.config.Level == LevelNone || slices.Contains(c.config.OmitStages, stage) {
+	if c.completed || !c.evaluated || c.config.Level == LevelNone || slices.Contains(c.config.OmitStages, stage) {
 		c.mu.Unlock()
 		return
 	}
@@ -217,13 +217,26 @@ func (a *Auditor) Emit(c *Context, stage Stage) {
 	if stage == StageRequestReceived {
 		ev.StageTimestamp = ev.RequestReceivedTimestamp
 	}
-	line, err := json.Marshal(ev)
+	queued := ev
+	if stage == StageResponseComplete || stage == StagePanic {
+		// The last stage: the writer takes the event itself.
+		c.completed = true
+	} else {
+		// The writer encodes a snapshot: later stages go on filling in
+		// the event, its object reference, status and annotations.
+		snapshot := *ev
+		snapshot.Annotations = maps.Clone(ev.Annotations)
+		if ev.ObjectRef != nil {
+			ref := *ev.ObjectRef
+			snapshot.ObjectRef = &ref
+		}
+		if ev.ResponseStatus != nil {
+			status := *ev.ResponseStatus
+			snapshot.ResponseStatus = &status
+		}
+		queued = &snapshot
+	}
 	c.mu.Unlock()
 	a.metrics.events.Inc()
-	if err != nil {
-		a.metrics.errors.WithLabelValues(pluginLog).Inc()
-		klog.ErrorS(err, "Encoding an audit event", "auditID", ev.AuditID, "stage", stage)
-		return
-	}
-	a.backend.enqueue(append(line, '\n'))
+	a.backend.enqueue(queued)
 }

@@ -159,12 +159,12 @@ func TestLogBackend_DropsAndCountsRatherThanBlockWhenTheWriterIsStuck(t *testing
 	m := newMetrics(metrics.NewRegistry())
 	w := &stuckWriter{writing: make(chan struct{}, 100), release: make(chan struct{})}
 	b := newLogBackend(w, nil, 2, m.errors)
-	b.enqueue([]byte("1\n"))
+	b.enqueue(&Event{AuditID: "1"})
 	<-w.writing // the writer holds line 1 and is stuck
 	done := make(chan struct{})
 	go func() {
 		for i := 2; i <= 10; i++ {
-			b.enqueue([]byte("x\n"))
+			b.enqueue(&Event{AuditID: "x"})
 		}
 		close(done)
 	}()
@@ -181,7 +181,7 @@ func TestLogBackend_DropsAndCountsRatherThanBlockWhenTheWriterIsStuck(t *testing
 	if got := strings.Count(w.String(), "\n"); got != 3 {
 		t.Errorf("wrote %d lines, want 3", got)
 	}
-	b.enqueue([]byte("late\n"))
+	b.enqueue(&Event{AuditID: "late"})
 	if got := testutil.ToFloat64(m.errors.WithLabelValues(pluginBuffered)); got != 8 {
 		t.Errorf("an event after close was not counted as dropped: %v", got)
 	}

@@ -21,10 +21,11 @@ const (
 // come in floods.
 const dropLogInterval = 10 * time.Second
 
-// logBackend writes encoded events, one a line, from a bounded queue
-// drained by one goroutine. Enqueueing never waits: when the queue is
-// full the event is dropped and counted, as kube's batching backend
-// does; a request is never slowed by the disk.
+// logBackend writes events, one JSON object a line, from a bounded queue
+// drained by one goroutine, which also encodes them: a request pays for
+// a copy of its event and a channel send, never for the encoding or the
+// disk. Enqueueing never waits: when the queue is full the event is
+// dropped and counted, as kube's batching backend does.
 type logBackend struct {
 	out    io.Writer
 	closer io.Closer
@@ -33,7 +34,7 @@ type logBackend struct {
 	// mu guards closed against enqueueing on the closed queue.
 	mu     sync.RWMutex
 	closed bool
-	queue  chan []byte
+	queue  chan *Event
 	done   chan struct{}
 
 	// dropped counts the drops not yet logged; lastDropLog is when the
@@ -45,17 +46,40 @@ type logBackend struct {
 // newLogBackend starts the writer of out; closer, if not nil, is closed
 // after the last event.
 func newLogBackend(out io.Writer, closer io.Closer, size int, errors *prometheus.CounterVec) *logBackend {
-	b := &logBackend{out: out, closer: closer, errors: errors, queue: make(chan []byte, size), done: make(chan struct{})}
+	b := &logBackend{out: out, closer: closer, errors: errors, queue: make(chan *Event, size), done: make(chan struct{})}
 	go b.run()
 	return b
 }
 
+// maxBatch bounds the bytes the writer gathers from the queue into one
+// write.
+const maxBatch = 256 << 10
+
+// run writes what is queued, gathering the lines already waiting into one
+// write: under load, one system call for many events.
 func (b *logBackend) run() {
 	defer close(b.done)
-	for line := range b.queue {
-		if _, err := b.out.Write(line); err != nil {
+	batch := make([]byte, 0, 64<<10)
+	for ev := range b.queue {
+		batch = b.encode(batch[:0], ev)
+	gather:
+		for len(batch) < maxBatch {
+			select {
+			case more, ok := <-b.queue:
+				if !ok {
+					break gather
+				}
+				batch = b.encode(batch, more)
+			default:
+				break gather
+			}
+		}
+		if _, err := b.out.Write(batch); err != nil {
 			b.errors.WithLabelValues(pluginLog).Inc()
-			klog.ErrorS(err, "Writing an audit event")
+			klog.ErrorS(err, "Writing audit events")
+		}
+		if cap(batch) > 2*maxBatch {
+			batch = make([]byte, 0, 64<<10)
 		}
 	}
 	if b.closer != nil {
@@ -65,13 +89,26 @@ func (b *logBackend) run() {
 	}
 }
 
-// enqueue hands a line to the writer, or drops it.
-func (b *logBackend) enqueue(line []byte) {
+// encode appends ev's line to batch; an event that cannot be encoded is
+// counted and logged instead.
+func (b *logBackend) encode(batch []byte, ev *Event) []byte {
+	out, err := ev.appendJSON(batch)
+	if err != nil {
+		b.errors.WithLabelValues(pluginLog).Inc()
+		klog.ErrorS(err, "Encoding an audit event", "auditID", ev.AuditID, "stage", ev.Stage)
+		return batch
+	}
+	return append(out, '\n')
+}
+
+// enqueue hands an event to the writer, or drops it. The writer reads ev
+// later: the caller must not change it.
+func (b *logBackend) enqueue(ev *Event) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	if !b.closed {
 		select {
-		case b.queue <- line:
+		case b.queue <- ev:
 			return
 		default:
 		}

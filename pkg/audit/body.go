@@ -30,6 +30,9 @@ const maxStatusBytes = 64 * 1024
 func (c *Context) SetResponseCode(code int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.completed {
+		return
+	}
 	if c.event.ResponseStatus == nil {
 		c.event.ResponseStatus = &metav1.Status{}
 	}
@@ -41,7 +44,9 @@ func (c *Context) SetResponseCode(code int) {
 func (c *Context) SetResponseStatus(s *metav1.Status) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.event.ResponseStatus = s
+	if !c.completed {
+		c.event.ResponseStatus = s
+	}
 }
 
 // LogRequestBody records the request body: the name, namespace, uid and
@@ -51,7 +56,7 @@ func (c *Context) LogRequestBody(contentType string, body []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ev := &c.event
-	if !c.evaluated || ev.Level.Less(LevelMetadata) {
+	if c.completed || !c.evaluated || ev.Level.Less(LevelMetadata) {
 		return
 	}
 	js, ok := toJSON(contentType, body)
@@ -107,7 +112,7 @@ func (c *Context) LogResponseBody(contentType, contentEncoding string, body []by
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ev := &c.event
-	if !c.evaluated || ev.Level.Less(LevelMetadata) {
+	if c.completed || !c.evaluated || ev.Level.Less(LevelMetadata) {
 		return
 	}
 	if status != nil {

@@ -37,6 +37,9 @@ type Context struct {
 	mu sync.Mutex
 	// evaluated is set when the policy has chosen config.
 	evaluated bool
+	// completed is set once the last stage is emitted: the writer then
+	// owns event, and nothing changes it any more.
+	completed bool
 	config    RequestConfig
 	event     Event
 }
@@ -79,7 +82,7 @@ func AddAnnotation(ctx context.Context, key, value string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.evaluated && c.config.Level == LevelNone {
+	if c.completed || c.evaluated && c.config.Level == LevelNone {
 		return
 	}
 	if old, ok := c.event.Annotations[key]; ok {
@@ -102,7 +105,7 @@ func LogImpersonatedUser(ctx context.Context, u *user.Info) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.evaluated && c.config.Level == LevelNone {
+	if c.completed || c.evaluated && c.config.Level == LevelNone {
 		return
 	}
 	info := userInfo(u)

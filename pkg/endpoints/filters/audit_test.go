@@ -25,7 +25,7 @@ import (
 
 // newAuditor logs to a temporary file with the policy given; events
 // reads the file once the auditor is closed.
-func newAuditor(t *testing.T, policy string) (a *audit.Auditor, events func() []audit.Event) {
+func newAuditor(t testing.TB, policy string) (a *audit.Auditor, events func() []audit.Event) {
 	t.Helper()
 	dir := t.TempDir()
 	o := audit.Options{PolicyFile: filepath.Join(dir, "policy.yaml"), LogPath: filepath.Join(dir, "audit.log")}
