@@ -1,0 +1,108 @@
+package schema
+
+import (
+	"sort"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Default sets the defaults of st in obj, a custom object as decoded
+// JSON, as kube defaults a custom resource: a missing field, or a null
+// one its schema does not make nullable, gets a deep copy of its default,
+// and then the defaults below it; a field with no default that is
+// missing stays missing, so nothing under it is created. Entries of
+// arrays and of maps (additionalProperties) that are null and not
+// nullable take their schema's default. A null field or map value that
+// is not nullable and has no default is removed, as kube removes it
+// before validation: it then counts as missing, not as a wrong type.
+func (st *Structural) Default(obj map[string]interface{}) {
+	st.defaultValue(obj, st.Resolve(st.Root))
+}
+
+func (st *Structural) defaultValue(x interface{}, s *Schema) {
+	if s == nil {
+		return
+	}
+	switch x := x.(type) {
+	case map[string]interface{}:
+		for k, ps := range s.Properties {
+			ps = st.Resolve(ps)
+			if ps.Default == nil {
+				continue
+			}
+			if v, ok := x[k]; !ok || (v == nil && !ps.Nullable) {
+				x[k] = runtime.DeepCopyJSONValue(ps.Default)
+			}
+		}
+		ap := st.Resolve(s.AdditionalProperties)
+		for k, v := range x {
+			ps := st.Resolve(s.Properties[k])
+			if ps == nil {
+				ps = ap
+			}
+			if ps == nil {
+				continue
+			}
+			if v == nil && !ps.Nullable {
+				if ps.Default == nil {
+					delete(x, k)
+					continue
+				}
+				x[k] = runtime.DeepCopyJSONValue(ps.Default)
+			}
+			st.defaultValue(x[k], ps)
+		}
+	case []interface{}:
+		items := st.Resolve(s.Items)
+		if items == nil {
+			return
+		}
+		for i, v := range x {
+			if v == nil && !items.Nullable && items.Default != nil {
+				x[i] = runtime.DeepCopyJSONValue(items.Default)
+			}
+			st.defaultValue(x[i], items)
+		}
+	}
+}
+
+// ValidateDefaults checks every default in st as kube checks a CRD's:
+// a default must hold no field its schema would prune ("must not have
+// unknown fields") and must pass the value validations of its schema,
+// the errors at the default's path below fldPath
+// (fldPath.properties[spec].properties[replicas].default). Like kube it
+// looks through properties and items, not additionalProperties.
+func ValidateDefaults(st *Structural, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	st.validateDefaults(st.Resolve(st.Root), fldPath, &errs)
+	return errs
+}
+
+func (st *Structural) validateDefaults(s *Schema, fldPath *field.Path, errs *field.ErrorList) {
+	if s == nil {
+		return
+	}
+	if s.Default != nil {
+		p := &pruner{st: st}
+		pruned := runtime.DeepCopyJSONValue(s.Default)
+		p.value(pruned, s)
+		if len(p.unknown) > 0 {
+			*errs = append(*errs, field.Invalid(fldPath.Child("default"), s.Default, "must not have unknown fields"))
+		}
+		v := &validator{st: st, base: fldPath.Child("default")}
+		v.value(nil, s.Default, s)
+		*errs = append(*errs, v.errs...)
+	}
+	if s.Items != nil {
+		st.validateDefaults(st.Resolve(s.Items), fldPath.Child("items"), errs)
+	}
+	names := make([]string, 0, len(s.Properties))
+	for k := range s.Properties {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		st.validateDefaults(st.Resolve(s.Properties[k]), fldPath.Child("properties").Key(k), errs)
+	}
+}
