@@ -61,8 +61,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	// reads without waiting long.
 	ec.ExperimentalWatchProgressNotifyInterval = 5 * time.Second
 	// A single member has no follower to catch up: keep the raft log it
-	// holds in memory short.
-	ec.SnapshotCount = 10000
+	// holds in memory short (each entry holds a whole written object).
+	ec.SnapshotCount = 2500
 	ec.SnapshotCatchUpEntries = 500
 	e, err := embed.StartEtcd(ec)
 	if err != nil {
@@ -96,6 +96,9 @@ func freeURL() (*url.URL, error) {
 // Client is an in-process client: no network hop between the apiserver
 // and its embedded etcd.
 func (s *Server) Client() *clientv3.Client { return s.client }
+
+// ClientURL is where other processes (a second apiserver) reach etcd.
+func (s *Server) ClientURL() string { return "http://" + s.etcd.Clients[0].Addr().String() }
 
 // Close stops etcd; it may be called more than once, and reports the
 // first call's error.

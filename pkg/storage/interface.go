@@ -149,12 +149,20 @@ type Interface interface {
 	// returns an object, the object is created. If tryUpdate returns the
 	// current object unchanged in bytes, nothing is written and the current
 	// object is returned.
-	GuaranteedUpdate(ctx context.Context, key string, preconditions *Preconditions, tryUpdate UpdateFunc) (runtime.Object, error)
+	//
+	// cached, when not nil, is a recent state of key that the caller holds
+	// (the watch cache's object, read-only): the store may start from it
+	// instead of reading key, and reads key before it trusts an outcome
+	// that a stale state could explain (a failed precondition, an error
+	// from tryUpdate, a write that changes nothing). Callers that hold no
+	// such state pass nil.
+	GuaranteedUpdate(ctx context.Context, key string, preconditions *Preconditions, tryUpdate UpdateFunc, cached runtime.Object) (runtime.Object, error)
 
 	// Delete removes key if the preconditions hold on the current state and
 	// validate (when not nil) accepts it. It returns the last state, with
-	// the revision of the delete as its resourceVersion.
-	Delete(ctx context.Context, key string, preconditions *Preconditions, validate ValidateDeleteFunc) (runtime.Object, error)
+	// the revision of the delete as its resourceVersion. cached is as for
+	// GuaranteedUpdate.
+	Delete(ctx context.Context, key string, preconditions *Preconditions, validate ValidateDeleteFunc, cached runtime.Object) (runtime.Object, error)
 
 	// Watch streams the changes to keys under prefix (or to the single key,
 	// when recursive is false) that happen after resourceVersion. With

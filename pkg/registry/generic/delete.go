@@ -31,8 +31,21 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, validate res
 	dryRun := len(opts.DryRun) > 0
 	key := s.key(namespace, name)
 	for attempt := 0; ; attempt++ {
-		currentStored, err := s.Storage.Get(ctx, key, storage.GetOptions{})
+		// The first attempt starts from the watch cache's state, which may
+		// be stale: the write below is conditioned on its resourceVersion,
+		// and any answer that a stale state could explain (not found, a
+		// failed precondition or validation, nothing to do) is only given
+		// after a consistent read agrees. A dry run reads consistently.
+		optimistic := attempt == 0 && !dryRun
+		mode := storage.ReadMostRecent
+		if optimistic {
+			mode = storage.ReadAny
+		}
+		currentStored, err := s.Storage.Get(ctx, key, storage.GetOptions{Mode: mode})
 		if err != nil {
+			if optimistic && storage.IsNotFound(err) {
+				continue
+			}
 			return nil, false, s.apiError(err, name)
 		}
 		current, err := s.fromStorage(mutable(currentStored))
@@ -43,25 +56,32 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, validate res
 		if err != nil {
 			return nil, false, apierrors.NewInternalError(err)
 		}
-		if err := s.checkDeletePreconditions(m, opts.Preconditions); err != nil {
+		err = s.checkDeletePreconditions(m, opts.Preconditions)
+		if err == nil && validate != nil {
+			err = validate(ctx, current)
+		}
+		if err != nil {
+			if optimistic {
+				continue
+			}
 			return nil, false, err
 		}
-		if validate != nil {
-			if err := validate(ctx, current); err != nil {
-				return nil, false, err
-			}
-		}
-		finalizers := s.deletionFinalizers(m.GetFinalizers(), opts)
-		changed := !sets.New(finalizers...).Equal(sets.New(m.GetFinalizers()...))
+		// The strategy goes first: on the first delete it may add a
+		// finalizer of its own (a CRD's cleanup finalizer).
 		strategyKeeps := false
 		if ds, ok := s.Resource.Strategy.(DeletionStrategy); ok && m.GetDeletionTimestamp() == nil {
 			strategyKeeps = ds.PrepareForDelete(current)
 		} else if ok {
 			strategyKeeps = ds.PrepareForDelete(current.DeepCopyObject())
 		}
+		finalizers := s.deletionFinalizers(m.GetFinalizers(), opts)
+		changed := !sets.New(finalizers...).Equal(sets.New(m.GetFinalizers()...))
 		keep := strategyKeeps || len(finalizers) > 0
 		if keep {
 			if m.GetDeletionTimestamp() != nil && !changed {
+				if optimistic {
+					continue
+				}
 				return current, false, nil
 			}
 			m.SetFinalizers(finalizers)
@@ -86,7 +106,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, validate res
 			rv := m.GetResourceVersion()
 			out, err := s.Storage.GuaranteedUpdate(ctx, key, &storage.Preconditions{ResourceVersion: &rv}, func(runtime.Object) (runtime.Object, error) {
 				return s.toStorage(current)
-			})
+			}, nil)
 			if storage.IsConflict(err) && attempt < 10 {
 				continue
 			}
@@ -100,7 +120,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, validate res
 			return s.deletedResult(current), true, nil
 		}
 		rv := m.GetResourceVersion()
-		out, err := s.Storage.Delete(ctx, key, &storage.Preconditions{ResourceVersion: &rv}, nil)
+		out, err := s.Storage.Delete(ctx, key, &storage.Preconditions{ResourceVersion: &rv}, nil, nil)
 		if storage.IsConflict(err) && attempt < 10 {
 			continue
 		}

@@ -88,7 +88,7 @@ func (s *Store) Update(ctx context.Context, namespace, name string, info rest.Up
 		}
 		return result, created, nil
 	}
-	out, err := s.Storage.GuaranteedUpdate(ctx, key, preconditions, tryUpdate)
+	out, err := s.Storage.GuaranteedUpdate(ctx, key, preconditions, tryUpdate, nil)
 	if err != nil {
 		return nil, false, s.apiError(err, name)
 	}
@@ -98,7 +98,7 @@ func (s *Store) Update(ctx context.Context, namespace, name string, info rest.Up
 			return nil, false, apierrors.NewInternalError(err)
 		}
 		rv := m.GetResourceVersion()
-		out, err = s.Storage.Delete(ctx, key, &storage.Preconditions{ResourceVersion: &rv}, nil)
+		out, err = s.Storage.Delete(ctx, key, &storage.Preconditions{ResourceVersion: &rv}, nil, nil)
 		if err != nil && !storage.IsNotFound(err) && !storage.IsConflict(err) {
 			return nil, false, s.apiError(err, name)
 		}

@@ -7,8 +7,9 @@
 // ended and its client watches again). Objects are shared read-only between
 // readers and memoize their encodings, so an event is encoded once per
 // format, not once per watcher. Writes pass straight through to the
-// backend; the cache holds nothing that is not in etcd and rebuilds itself
-// from etcd after any gap.
+// backend; the cache holds nothing that is not in etcd. When its etcd watch
+// breaks it resumes it from the last revision it holds, and rebuilds itself
+// from etcd (ending its watchers) only when that revision was compacted.
 package cacher
 
 import (
@@ -24,6 +25,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
@@ -40,6 +42,16 @@ type Config struct {
 	Window      time.Duration
 	Capacity    int
 	MaxCapacity int
+	// MaxBytes bounds the stored size of the events in the ring (default
+	// 16 MiB): past it the oldest go, whatever Window and Capacity say,
+	// down to the newest minEvents.
+	MaxBytes int
+	// EncodingTTL is how long the encodings memoized for a current object
+	// stay once nobody asks for them (default 15 s: lists and watches that
+	// come together share them, a lone list encodes again, as kube's
+	// always does); an object replaced or deleted, kept only for replays,
+	// keeps them for a tenth of that.
+	EncodingTTL time.Duration
 	// WatcherBuffer is how many events a watcher may fall behind before it
 	// is ended (default 1024).
 	WatcherBuffer int
@@ -60,6 +72,12 @@ func (c *Config) defaults() {
 	}
 	if c.MaxCapacity < c.Capacity {
 		c.MaxCapacity = 4 * c.Capacity
+	}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = 16 << 20
+	}
+	if c.EncodingTTL == 0 {
+		c.EncodingTTL = 15 * time.Second
 	}
 	if c.WatcherBuffer == 0 {
 		c.WatcherBuffer = 1024
@@ -94,6 +112,22 @@ type event struct {
 	prev  *storage.SharedObject
 	rv    int64
 	at    time.Time
+	// size is the stored size of obj (a guess when it is unknown).
+	size int
+}
+
+// minEvents are kept in the ring whatever their size.
+const minEvents = 100
+
+// unknownSize is the size counted for an object whose stored size is not
+// known.
+const unknownSize = 1 << 10
+
+func sizeOf(obj *storage.SharedObject) int {
+	if n := obj.Size(); n > 0 {
+		return n
+	}
+	return unknownSize
 }
 
 // Cache is a storage.Interface serving reads from memory.
@@ -112,6 +146,8 @@ type Cache struct {
 	// events is a ring of recent events: events[(start+i)%len] for i < count.
 	events      []*event
 	start, size int
+	// bytes is the stored size of the events in the ring.
+	bytes int
 	// oldest is the revision after which every event is in the ring.
 	oldest   int64
 	watchers map[*watcher]struct{}
@@ -158,7 +194,24 @@ func New(backend storage.Interface, prefix string, newFunc NewFunc, cfg Config) 
 		done:     make(chan struct{}),
 	}
 	go c.run(ctx)
+	go c.sweep(ctx)
 	return c
+}
+
+// sweep forgets, until ctx ends, the encodings nobody asked for recently.
+func (c *Cache) sweep(ctx context.Context) {
+	tick := time.NewTicker(max(c.cfg.EncodingTTL/10, time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			if n := c.forgetEncodings(now); n > 0 {
+				klog.V(4).InfoS("Watch cache forgot encodings", "prefix", c.prefix, "bytes", n)
+			}
+		}
+	}
 }
 
 // Stop ends the cache and all its watchers.
@@ -173,12 +226,13 @@ func (c *Cache) Stop() {
 }
 
 // run keeps the cache in sync: list, then watch from the list's revision;
-// after any error, list again.
+// after an error it cannot resume from, list again.
 func (c *Cache) run(ctx context.Context) {
 	defer close(c.done)
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		if err := c.sync(ctx); err != nil && ctx.Err() == nil {
+			klog.V(2).InfoS("Watch cache relists", "prefix", c.prefix, "err", err)
 			select {
 			case <-ctx.Done():
 			case <-time.After(backoff):
@@ -192,15 +246,51 @@ func (c *Cache) run(ctx context.Context) {
 	}
 }
 
+// sync lists, then follows the backend's watch from the list's revision.
+// When that watch breaks (etcd lost its leader or its connection) it is
+// resumed from the last revision the cache holds, so that the cache's own
+// watchers go on without a gap and without noticing; only a revision
+// compacted meanwhile makes it return, for run to list again.
 func (c *Cache) sync(ctx context.Context) error {
 	list, err := c.backend.List(ctx, c.prefix, storage.ListOptions{Mode: storage.ReadMostRecent})
 	if err != nil {
 		return err
 	}
 	c.replace(list)
-	w, err := c.backend.Watch(ctx, c.prefix, storage.WatchOptions{ResourceVersion: list.ResourceVersion, Recursive: true, ProgressNotify: true})
+	backoff := 100 * time.Millisecond
+	for {
+		c.mu.RLock()
+		rv := c.rv
+		c.mu.RUnlock()
+		progressed, resumable, err := c.follow(ctx, rv)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case !resumable || storage.IsExpired(err) || apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+			return err
+		}
+		if progressed {
+			backoff = 100 * time.Millisecond
+		}
+		klog.V(2).InfoS("Watch cache resumes its watch", "prefix", c.prefix, "resourceVersion", rv, "err", err, "backoff", backoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		if backoff < 5*time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+// follow applies the backend's events after rv until its watch ends. It
+// reports whether any arrived, and whether the watch may be resumed
+// after the last one (not after an event the cache could not apply).
+func (c *Cache) follow(ctx context.Context, rv int64) (progressed, resumable bool, err error) {
+	w, err := c.backend.Watch(ctx, c.prefix, storage.WatchOptions{ResourceVersion: rv, Recursive: true, ProgressNotify: true})
 	if err != nil {
-		return err
+		return false, true, err
 	}
 	defer w.Stop()
 	tick := time.NewTicker(time.Second)
@@ -208,25 +298,29 @@ func (c *Cache) sync(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return progressed, true, nil
 		case now := <-tick.C:
 			c.sendBookmarks(now)
 		case e, ok := <-w.ResultChan():
 			if !ok {
-				return fmt.Errorf("watch of %s ended", c.prefix)
+				return progressed, true, fmt.Errorf("watch of %s ended", c.prefix)
 			}
 			switch e.Type {
 			case watch.Error:
-				return fmt.Errorf("watch of %s: %v", c.prefix, e.Object)
+				if st, ok := e.Object.(*metav1.Status); ok {
+					return progressed, true, &apierrors.StatusError{ErrStatus: *st}
+				}
+				return progressed, true, fmt.Errorf("watch of %s: %v", c.prefix, e.Object)
 			case watch.Bookmark:
 				if rv, err := resourceVersion(e.Object); err == nil {
 					c.advance(rv)
 				}
 			default:
 				if err := c.apply(e); err != nil {
-					return err
+					return progressed, false, err
 				}
 			}
+			progressed = true
 		}
 	}
 }
@@ -244,7 +338,10 @@ func (c *Cache) replace(list *storage.ListResult) {
 	}
 	c.mu.Lock()
 	c.items = items
-	c.start, c.size = 0, 0
+	for i := range c.events {
+		c.events[i] = nil
+	}
+	c.start, c.size, c.bytes = 0, 0, 0
 	c.oldest = list.ResourceVersion
 	for w := range c.watchers {
 		c.removeLocked(w)
@@ -306,6 +403,7 @@ func (c *Cache) apply(e watch.Event) error {
 		return err
 	}
 	ev := &event{typ: e.Type, key: key, obj: share(e.Object), rv: rv, at: time.Now()}
+	ev.size = sizeOf(ev.obj)
 	c.mu.Lock()
 	ev.prev = c.items[key]
 	if ev.typ == watch.Deleted {
@@ -340,24 +438,57 @@ func (c *Cache) apply(e watch.Event) error {
 
 // appendLocked adds ev to the ring, dropping the oldest event when the ring
 // is full, unless that event is still inside the window: then the ring grows.
+// Past MaxBytes the oldest events go whatever their age.
 func (c *Cache) appendLocked(ev *event) {
 	if c.size == len(c.events) {
 		oldest := c.events[c.start]
-		if ev.at.Sub(oldest.at) < c.cfg.Window && 2*len(c.events) <= c.cfg.MaxCapacity {
+		if ev.at.Sub(oldest.at) < c.cfg.Window && 2*len(c.events) <= c.cfg.MaxCapacity && c.bytes+ev.size <= c.cfg.MaxBytes {
 			grown := make([]*event, 2*len(c.events))
 			for i := 0; i < c.size; i++ {
 				grown[i] = c.events[(c.start+i)%len(c.events)]
 			}
 			c.events, c.start = grown, 0
 		} else {
-			c.oldest = oldest.rv
-			c.events[c.start] = nil
-			c.start = (c.start + 1) % len(c.events)
-			c.size--
+			c.dropOldestLocked()
 		}
 	}
 	c.events[(c.start+c.size)%len(c.events)] = ev
 	c.size++
+	c.bytes += ev.size
+	for c.bytes > c.cfg.MaxBytes && c.size > minEvents {
+		c.dropOldestLocked()
+	}
+}
+
+func (c *Cache) dropOldestLocked() {
+	oldest := c.events[c.start]
+	c.oldest = oldest.rv
+	c.bytes -= oldest.size
+	c.events[c.start] = nil
+	c.start = (c.start + 1) % len(c.events)
+	c.size--
+}
+
+// forgetEncodings drops the encodings nobody asked for recently: after
+// EncodingTTL for current objects, after a tenth of it for the ones the
+// ring keeps only for replays. It reports how many bytes went.
+func (c *Cache) forgetEncodings(now time.Time) int {
+	current, history := now.Add(-c.cfg.EncodingTTL), now.Add(-c.cfg.EncodingTTL/10)
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := 0
+	for _, obj := range c.items {
+		n += obj.ForgetEncodings(current)
+	}
+	for i := 0; i < c.size; i++ {
+		ev := c.events[(c.start+i)%len(c.events)]
+		for _, obj := range []*storage.SharedObject{ev.obj, ev.prev} {
+			if obj != nil && c.items[ev.key] != obj {
+				n += obj.ForgetEncodings(history)
+			}
+		}
+	}
+	return n
 }
 
 // progressInterval is how often a wait for a revision the cache has not
@@ -610,12 +741,35 @@ func (c *Cache) Create(ctx context.Context, key string, obj runtime.Object) (run
 	return c.backend.Create(ctx, key, obj)
 }
 
-func (c *Cache) GuaranteedUpdate(ctx context.Context, key string, p *storage.Preconditions, f storage.UpdateFunc) (runtime.Object, error) {
-	return c.backend.GuaranteedUpdate(ctx, key, p, f)
+// GuaranteedUpdate and Delete start from the cached object, as kube's
+// cacher hands the storage its cached state: etcd is read only when that
+// state proves stale.
+func (c *Cache) GuaranteedUpdate(ctx context.Context, key string, p *storage.Preconditions, f storage.UpdateFunc, cached runtime.Object) (runtime.Object, error) {
+	if cached == nil {
+		cached = c.cached(key)
+	}
+	return c.backend.GuaranteedUpdate(ctx, key, p, f, cached)
 }
 
-func (c *Cache) Delete(ctx context.Context, key string, p *storage.Preconditions, v storage.ValidateDeleteFunc) (runtime.Object, error) {
-	return c.backend.Delete(ctx, key, p, v)
+func (c *Cache) Delete(ctx context.Context, key string, p *storage.Preconditions, v storage.ValidateDeleteFunc, cached runtime.Object) (runtime.Object, error) {
+	if cached == nil {
+		cached = c.cached(key)
+	}
+	return c.backend.Delete(ctx, key, p, v, cached)
+}
+
+// cached returns the object the cache holds under key, or nil (also when
+// the cache is not filled yet).
+func (c *Cache) cached(key string) runtime.Object {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if !c.ready {
+		return nil
+	}
+	if obj, ok := c.items[key]; ok {
+		return obj
+	}
+	return nil
 }
 
 func (c *Cache) CurrentResourceVersion(ctx context.Context) (int64, error) {

@@ -5,9 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/cronplane/cronplane/pkg/etcdserver"
@@ -156,4 +159,188 @@ func TestWatch_ConsistentOnAFreshQuietPrefixCatchesUp(t *testing.T) {
 		}
 		w.Stop()
 	}
+}
+
+// breakable passes a backend through, except that breakWatches ends its
+// watches with an error, as etcd ends them when its member loses the
+// leader.
+type breakable struct {
+	storage.Interface
+	mu      sync.Mutex
+	watches []*breakableWatch
+}
+
+func (b *breakable) Watch(ctx context.Context, key string, opts storage.WatchOptions) (watch.Interface, error) {
+	b.mu.Lock()
+	backend := b.Interface
+	b.mu.Unlock()
+	inner, err := backend.Watch(ctx, key, opts)
+	if err != nil {
+		return nil, err
+	}
+	w := &breakableWatch{inner: inner, out: make(chan watch.Event), broken: make(chan struct{}), stopped: make(chan struct{})}
+	go w.run()
+	b.mu.Lock()
+	b.watches = append(b.watches, w)
+	b.mu.Unlock()
+	return w, nil
+}
+
+func (b *breakable) breakWatches() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, w := range b.watches {
+		close(w.broken)
+	}
+	b.watches = nil
+}
+
+type breakableWatch struct {
+	inner           watch.Interface
+	out             chan watch.Event
+	broken, stopped chan struct{}
+	stopOnce        sync.Once
+}
+
+func (w *breakableWatch) ResultChan() <-chan watch.Event { return w.out }
+func (w *breakableWatch) Stop()                          { w.stopOnce.Do(func() { close(w.stopped) }) }
+
+func (w *breakableWatch) run() {
+	defer close(w.out)
+	defer w.inner.Stop()
+	for {
+		select {
+		case <-w.stopped:
+			return
+		case <-w.broken:
+			lost := &metav1.Status{Status: metav1.StatusFailure, Code: 500, Reason: metav1.StatusReasonInternalError, Message: "etcdserver: no leader"}
+			select {
+			case w.out <- watch.Event{Type: watch.Error, Object: lost}:
+			case <-w.stopped:
+			}
+			return
+		case e, ok := <-w.inner.ResultChan():
+			if !ok {
+				return
+			}
+			select {
+			case w.out <- e:
+			case <-w.stopped:
+				return
+			}
+		}
+	}
+}
+
+func newBreakableCache(t *testing.T) (storagetest.Backend, *breakable) {
+	var br *breakable
+	b := storagetest.EtcdBackend(t, etcd.Client(), func(s *etcd3.Store, prefix string) storage.Interface {
+		br = &breakable{Interface: s}
+		c := cacher.New(br, prefix, storagetest.NewObject, cacher.Config{})
+		t.Cleanup(c.Stop)
+		return c
+	})
+	return b, br
+}
+
+func nextEvent(t *testing.T, w watch.Interface) watch.Event {
+	t.Helper()
+	select {
+	case e, ok := <-w.ResultChan():
+		if !ok {
+			t.Fatal("the watch ended")
+		}
+		return e
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event within 10s")
+	}
+	return watch.Event{}
+}
+
+// A broken etcd watch is resumed from the cache's revision: the cache's
+// watchers see every event, in order, and are not ended.
+func TestWatch_BrokenBackendWatchResumesWithoutEndingWatchers(t *testing.T) {
+	b, br := newBreakableCache(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := b.Storage.Watch(ctx, b.Prefix, storage.WatchOptions{Recursive: true, Mode: storage.ReadMostRecent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	storagetest.Create(t, b, "before")
+	if e := nextEvent(t, w); e.Type != watch.Added {
+		t.Fatalf("first event %s", e.Type)
+	}
+	for i := 0; i < 3; i++ {
+		br.breakWatches()
+		// Written while the cache may not be watching: it must still come.
+		storagetest.Create(t, b, fmt.Sprintf("after-break-%d", i))
+		e := nextEvent(t, w)
+		if e.Type != watch.Added {
+			t.Fatalf("after break %d: %s %v", i, e.Type, e.Object)
+		}
+		if m, err := meta.Accessor(storage.Unwrap(e.Object)); err != nil || m.GetName() != fmt.Sprintf("after-break-%d", i) {
+			t.Fatalf("after break %d: got %v", i, e.Object)
+		}
+	}
+}
+
+// When the revision to resume from was compacted meanwhile, the cache
+// lists again and ends its watchers, whose clients must relist.
+func TestWatch_BrokenBackendWatchPastCompactionEndsWatchers(t *testing.T) {
+	b, br := newBreakableCache(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := b.Storage.Watch(ctx, b.Prefix, storage.WatchOptions{Recursive: true, Mode: storage.ReadMostRecent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	storagetest.Create(t, b, "before")
+	nextEvent(t, w)
+	br.mu.Lock()
+	// Hold the resumed watch off until etcd has compacted past the cache.
+	br.Interface = &slowWatch{Interface: br.Interface, wait: make(chan struct{})}
+	slow := br.Interface.(*slowWatch)
+	br.mu.Unlock()
+	br.breakWatches()
+	storagetest.Create(t, b, "during")
+	storagetest.Create(t, b, "during-too")
+	// Past "during": the cache, resuming after "before", finds its history
+	// gone.
+	rev, err := etcd.Client().Get(ctx, "/compact-probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Compact(ctx, rev.Header.Revision); err != nil {
+		t.Fatal(err)
+	}
+	close(slow.wait)
+	deadline := time.After(15 * time.Second)
+	for {
+		select {
+		case _, ok := <-w.ResultChan():
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the watcher was not ended after a compacted gap")
+		}
+	}
+}
+
+// slowWatch holds Watch calls until wait is closed.
+type slowWatch struct {
+	storage.Interface
+	wait chan struct{}
+}
+
+func (s *slowWatch) Watch(ctx context.Context, key string, opts storage.WatchOptions) (watch.Interface, error) {
+	select {
+	case <-s.wait:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.Interface.Watch(ctx, key, opts)
 }

@@ -291,10 +291,48 @@ func (s *Store) read(ctx context.Context, key string) (*state, error) {
 	return s.stateOf(resp.Kvs)
 }
 
-func (s *Store) GuaranteedUpdate(ctx context.Context, key string, p *storage.Preconditions, tryUpdate storage.UpdateFunc) (runtime.Object, error) {
-	cur, err := s.read(ctx, key)
+// stateOfCached is the state a caller's cached object describes; its
+// bytes are encoded again, as the no-change check compares them.
+func (s *Store) stateOfCached(cached runtime.Object) (*state, error) {
+	obj := cached.DeepCopyObject()
+	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, err
+	}
+	rev, err := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return nil, err
+	}
+	data, err := s.encode(obj)
+	if err != nil {
+		return nil, err
+	}
+	return &state{obj: obj, data: data, rev: rev}, nil
+}
+
+// initialState is where a read-modify-write loop starts: the caller's
+// cached object when it has one (current reports false: it may be stale),
+// else a read of key.
+func (s *Store) initialState(ctx context.Context, key string, cached runtime.Object) (cur *state, current bool, err error) {
+	if cached != nil {
+		if cur, err := s.stateOfCached(cached); err == nil {
+			return cur, false, nil
+		}
+	}
+	cur, err = s.read(ctx, key)
+	return cur, true, err
+}
+
+func (s *Store) GuaranteedUpdate(ctx context.Context, key string, p *storage.Preconditions, tryUpdate storage.UpdateFunc, cached runtime.Object) (runtime.Object, error) {
+	cur, current, err := s.initialState(ctx, key, cached)
+	if err != nil {
+		return nil, err
+	}
+	// reread replaces a possibly stale state with key's current one.
+	reread := func() error {
+		cur, current, err = nil, true, nil
+		cur, err = s.read(ctx, key)
+		return err
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -302,7 +340,13 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, p *storage.Pre
 		}
 		if cur.obj != nil {
 			if err := preconditionsHold(key, p, cur.obj); err != nil {
-				return nil, err
+				if current {
+					return nil, err
+				}
+				if err := reread(); err != nil {
+					return nil, err
+				}
+				continue
 			}
 		} else if p != nil && (p.UID != nil || p.ResourceVersion != nil) {
 			return nil, &storage.Error{Code: storage.ErrCodeNotFound, Key: key}
@@ -313,13 +357,31 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, p *storage.Pre
 		}
 		out, err := tryUpdate(in)
 		if err != nil {
-			return nil, err
+			if current {
+				return nil, err
+			}
+			// The error may come from a stale state: it stands only if
+			// the current state is the one it was computed from.
+			staleRev := cur.rev
+			if rerr := reread(); rerr != nil {
+				return nil, rerr
+			}
+			if cur.rev == staleRev {
+				return nil, err
+			}
+			continue
 		}
 		data, err := s.encode(out)
 		if err != nil {
 			return nil, err
 		}
 		if cur.obj != nil && bytes.Equal(data, cur.data) {
+			if !current {
+				if err := reread(); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			return cur.obj, nil
 		}
 		var cmp clientv3.Cmp
@@ -340,11 +402,12 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, p *storage.Pre
 		if cur, err = s.stateOf(resp.Responses[0].GetResponseRange().Kvs); err != nil {
 			return nil, err
 		}
+		current = true
 	}
 }
 
-func (s *Store) Delete(ctx context.Context, key string, p *storage.Preconditions, validate storage.ValidateDeleteFunc) (runtime.Object, error) {
-	cur, err := s.read(ctx, key)
+func (s *Store) Delete(ctx context.Context, key string, p *storage.Preconditions, validate storage.ValidateDeleteFunc, cached runtime.Object) (runtime.Object, error) {
+	cur, current, err := s.initialState(ctx, key, cached)
 	if err != nil {
 		return nil, err
 	}
@@ -355,13 +418,19 @@ func (s *Store) Delete(ctx context.Context, key string, p *storage.Preconditions
 		if cur.obj == nil {
 			return nil, &storage.Error{Code: storage.ErrCodeNotFound, Key: key}
 		}
-		if err := preconditionsHold(key, p, cur.obj); err != nil {
-			return nil, err
+		err := preconditionsHold(key, p, cur.obj)
+		if err == nil && validate != nil {
+			err = validate(cur.obj)
 		}
-		if validate != nil {
-			if err := validate(cur.obj); err != nil {
+		if err != nil {
+			if current {
 				return nil, err
 			}
+			if cur, err = s.read(ctx, key); err != nil {
+				return nil, err
+			}
+			current = true
+			continue
 		}
 		start := time.Now()
 		resp, err := s.client.Txn(ctx).
@@ -379,6 +448,7 @@ func (s *Store) Delete(ctx context.Context, key string, p *storage.Preconditions
 		if cur, err = s.stateOf(resp.Responses[0].GetResponseRange().Kvs); err != nil {
 			return nil, err
 		}
+		current = true
 	}
 }
 
@@ -550,21 +620,29 @@ func (s *Store) convert(ev *clientv3.Event, pred storage.SelectionPredicate) (wa
 		if cur, err = s.decode(ev.Kv.Value, ev.Kv.ModRevision); err != nil {
 			return watch.Event{}, false, err
 		}
+		cur = storage.ShareSized(cur, len(ev.Kv.Value))
 	}
-	if ev.PrevKv != nil {
+	// The previous state matters to a delete and to a predicate that may
+	// have stopped or started matching; an update seen by a watch of
+	// everything (a watch cache's) does without decoding it.
+	if ev.PrevKv != nil && (ev.Type == clientv3.EventTypeDelete || !pred.Empty()) {
 		if prev, err = s.decode(ev.PrevKv.Value, ev.Kv.ModRevision); err != nil {
 			return watch.Event{}, false, err
 		}
+		prev = storage.ShareSized(prev, len(ev.PrevKv.Value))
 	}
-	curMatch, prevMatch := false, false
-	if cur != nil {
-		if curMatch, err = pred.Matches(cur); err != nil {
-			return watch.Event{}, false, err
+	// Without a predicate whatever exists matches.
+	curMatch, prevMatch := cur != nil, ev.PrevKv != nil
+	if !pred.Empty() {
+		if cur != nil {
+			if curMatch, err = pred.Matches(cur); err != nil {
+				return watch.Event{}, false, err
+			}
 		}
-	}
-	if prev != nil {
-		if prevMatch, err = pred.Matches(prev); err != nil {
-			return watch.Event{}, false, err
+		if prevMatch = false; prev != nil {
+			if prevMatch, err = pred.Matches(prev); err != nil {
+				return watch.Event{}, false, err
+			}
 		}
 	}
 	switch {

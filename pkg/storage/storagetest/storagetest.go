@@ -70,6 +70,8 @@ func Run(t *testing.T, newBackend NewBackend) {
 		{"GuaranteedUpdate_PreconditionsConflict", testUpdatePreconditions},
 		{"GuaranteedUpdate_NoChangeWritesNothing", testNoopUpdate},
 		{"GuaranteedUpdate_CreatesMissingKey", testUpdateCreates},
+		{"GuaranteedUpdate_StaleCachedStateIsReadAgain", testUpdateStaleCached},
+		{"Delete_StaleCachedStateIsReadAgain", testDeleteStaleCached},
 		{"Delete_ReturnsLastStateAtDeleteRevision", testDelete},
 		{"Delete_PreconditionsConflict", testDeletePreconditions},
 		{"Watch_SendsChangesAfterRevision", testWatch},
@@ -143,7 +145,7 @@ func update(t *testing.T, b Backend, name, data string) runtime.Object {
 		c := cur.(*corev1.ConfigMap)
 		c.Data = map[string]string{"v": data}
 		return c, nil
-	})
+	}, nil)
 	if err != nil {
 		t.Fatalf("update %s: %v", name, err)
 	}
@@ -349,7 +351,7 @@ func testConcurrentUpdates(t *testing.T, b Backend) {
 				v, _ := strconv.Atoi(c.Data["v"])
 				c.Data["v"] = strconv.Itoa(v + 1)
 				return c, nil
-			})
+			}, nil)
 			errs <- err
 		}()
 	}
@@ -369,12 +371,12 @@ func testConcurrentUpdates(t *testing.T, b Backend) {
 func testUpdatePreconditions(t *testing.T, b Backend) {
 	out := create(t, b, "a", nil, "1")
 	wrongUID := types.UID("other")
-	_, err := b.Storage.GuaranteedUpdate(ctx(t), key(b, "a"), &storage.Preconditions{UID: &wrongUID}, func(cur runtime.Object) (runtime.Object, error) { return cur, nil })
+	_, err := b.Storage.GuaranteedUpdate(ctx(t), key(b, "a"), &storage.Preconditions{UID: &wrongUID}, func(cur runtime.Object) (runtime.Object, error) { return cur, nil }, nil)
 	if !storage.IsConflict(err) {
 		t.Fatalf("uid precondition: want Conflict, got %v", err)
 	}
 	staleRV := strconv.FormatInt(rv(t, out)-1, 10)
-	_, err = b.Storage.GuaranteedUpdate(ctx(t), key(b, "a"), &storage.Preconditions{ResourceVersion: &staleRV}, func(cur runtime.Object) (runtime.Object, error) { return cur, nil })
+	_, err = b.Storage.GuaranteedUpdate(ctx(t), key(b, "a"), &storage.Preconditions{ResourceVersion: &staleRV}, func(cur runtime.Object) (runtime.Object, error) { return cur, nil }, nil)
 	if !storage.IsConflict(err) {
 		t.Fatalf("rv precondition: want Conflict, got %v", err)
 	}
@@ -382,9 +384,87 @@ func testUpdatePreconditions(t *testing.T, b Backend) {
 
 func testNoopUpdate(t *testing.T, b Backend) {
 	out := create(t, b, "a", nil, "1")
-	again, err := b.Storage.GuaranteedUpdate(ctx(t), key(b, "a"), nil, func(cur runtime.Object) (runtime.Object, error) { return cur, nil })
+	again, err := b.Storage.GuaranteedUpdate(ctx(t), key(b, "a"), nil, func(cur runtime.Object) (runtime.Object, error) { return cur, nil }, nil)
 	if err != nil || rv(t, again) != rv(t, out) {
 		t.Fatalf("no-op update wrote: rv %d -> %d, %v", rv(t, out), rv(t, again), err)
+	}
+}
+
+// A caller's cached state that is out of date never decides an outcome:
+// the store reads the key before it reports a conflict, an error of
+// tryUpdate or a write that changes nothing.
+func testUpdateStaleCached(t *testing.T, b Backend) {
+	stale := create(t, b, "a", nil, "1")
+	fresh := update(t, b, "a", "2")
+	freshRV := strconv.FormatInt(rv(t, fresh), 10)
+	// A precondition that holds only on the current state.
+	out, err := b.Storage.GuaranteedUpdate(ctx(t), key(b, "a"), &storage.Preconditions{ResourceVersion: &freshRV}, func(cur runtime.Object) (runtime.Object, error) {
+		c := cm(t, cur)
+		c.Data["v"] += "+"
+		return c, nil
+	}, stale)
+	if err != nil || cm(t, out).Data["v"] != "2+" {
+		t.Fatalf("precondition on the current state with a stale cache: %v %v", out, err)
+	}
+	// tryUpdate refuses the stale state only.
+	current := out
+	out, err = b.Storage.GuaranteedUpdate(ctx(t), key(b, "a"), nil, func(cur runtime.Object) (runtime.Object, error) {
+		if rv(t, cur) != rv(t, current) {
+			return nil, fmt.Errorf("stale state %d", rv(t, cur))
+		}
+		c := cm(t, cur)
+		c.Data["v"] = "3"
+		return c, nil
+	}, stale)
+	if err != nil || cm(t, out).Data["v"] != "3" {
+		t.Fatalf("tryUpdate refusing the stale state: %v %v", out, err)
+	}
+	// Nothing to change on the stale state is not nothing to change.
+	out, err = b.Storage.GuaranteedUpdate(ctx(t), key(b, "a"), nil, func(cur runtime.Object) (runtime.Object, error) {
+		c := cm(t, cur)
+		c.Data["v"] = "1"
+		return c, nil
+	}, stale)
+	if err != nil || cm(t, out).Data["v"] != "1" || rv(t, out) <= rv(t, current) {
+		t.Fatalf("a change that looks like none on the stale state: %v %v", out, err)
+	}
+	got, err := b.Storage.Get(ctx(t), key(b, "a"), storage.GetOptions{})
+	if err != nil || cm(t, got).Data["v"] != "1" {
+		t.Fatalf("stored %v, %v", got, err)
+	}
+	// A cached object for a key deleted meanwhile: the update finds it gone.
+	if _, err := b.Storage.Delete(ctx(t), key(b, "a"), nil, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Storage.GuaranteedUpdate(ctx(t), key(b, "a"), &storage.Preconditions{UID: ptrUID("uid-a")}, func(cur runtime.Object) (runtime.Object, error) { return cur, nil }, stale)
+	if !storage.IsNotFound(err) {
+		t.Fatalf("update of a deleted key from a stale cache: %v, want NotFound", err)
+	}
+}
+
+func ptrUID(u string) *types.UID {
+	uid := types.UID(u)
+	return &uid
+}
+
+func testDeleteStaleCached(t *testing.T, b Backend) {
+	stale := create(t, b, "a", nil, "1")
+	fresh := update(t, b, "a", "2")
+	freshRV := strconv.FormatInt(rv(t, fresh), 10)
+	out, err := b.Storage.Delete(ctx(t), key(b, "a"), &storage.Preconditions{ResourceVersion: &freshRV}, func(cur runtime.Object) error {
+		if cm(t, cur).Data["v"] != "2" {
+			return fmt.Errorf("validated the stale state")
+		}
+		return nil
+	}, stale)
+	if err != nil || cm(t, out).Data["v"] != "2" {
+		t.Fatalf("delete from a stale cache: %v %v", out, err)
+	}
+	if _, err := b.Storage.Get(ctx(t), key(b, "a"), storage.GetOptions{}); !storage.IsNotFound(err) {
+		t.Fatalf("after the delete: %v", err)
+	}
+	if _, err := b.Storage.Delete(ctx(t), key(b, "a"), nil, nil, stale); !storage.IsNotFound(err) {
+		t.Fatalf("delete of a deleted key from a stale cache: %v, want NotFound", err)
 	}
 }
 
@@ -394,7 +474,7 @@ func testUpdateCreates(t *testing.T, b Backend) {
 			return nil, fmt.Errorf("want nil for a missing key, got %T", cur)
 		}
 		return obj("new", nil, "1"), nil
-	})
+	}, nil)
 	if err != nil || rv(t, out) == 0 {
 		t.Fatalf("create through update: %v", err)
 	}
@@ -402,14 +482,14 @@ func testUpdateCreates(t *testing.T, b Backend) {
 
 func testDelete(t *testing.T, b Backend) {
 	out := create(t, b, "a", nil, "1")
-	last, err := b.Storage.Delete(ctx(t), key(b, "a"), nil, nil)
+	last, err := b.Storage.Delete(ctx(t), key(b, "a"), nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cm(t, last).Data["v"] != "1" || rv(t, last) <= rv(t, out) {
 		t.Fatalf("deleted state %+v rv %d (created at %d)", cm(t, last).Data, rv(t, last), rv(t, out))
 	}
-	if _, err := b.Storage.Delete(ctx(t), key(b, "a"), nil, nil); !storage.IsNotFound(err) {
+	if _, err := b.Storage.Delete(ctx(t), key(b, "a"), nil, nil, nil); !storage.IsNotFound(err) {
 		t.Fatalf("second delete: want NotFound, got %v", err)
 	}
 }
@@ -417,7 +497,7 @@ func testDelete(t *testing.T, b Backend) {
 func testDeletePreconditions(t *testing.T, b Backend) {
 	create(t, b, "a", nil, "1")
 	wrongUID := types.UID("other")
-	if _, err := b.Storage.Delete(ctx(t), key(b, "a"), &storage.Preconditions{UID: &wrongUID}, nil); !storage.IsConflict(err) {
+	if _, err := b.Storage.Delete(ctx(t), key(b, "a"), &storage.Preconditions{UID: &wrongUID}, nil, nil); !storage.IsConflict(err) {
 		t.Fatalf("want Conflict, got %v", err)
 	}
 	if _, err := b.Storage.Get(ctx(t), key(b, "a"), storage.GetOptions{}); err != nil {
@@ -457,7 +537,7 @@ func testWatch(t *testing.T, b Backend) {
 	defer w.Stop()
 	created := create(t, b, "a", nil, "1")
 	updated := update(t, b, "a", "2")
-	deleted, err := b.Storage.Delete(ctx(t), key(b, "a"), nil, nil)
+	deleted, err := b.Storage.Delete(ctx(t), key(b, "a"), nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +557,7 @@ func testWatch(t *testing.T, b Backend) {
 func testWatchReplay(t *testing.T, b Backend) {
 	created := create(t, b, "a", nil, "1")
 	updated := update(t, b, "a", "2")
-	if _, err := b.Storage.Delete(ctx(t), key(b, "a"), nil, nil); err != nil {
+	if _, err := b.Storage.Delete(ctx(t), key(b, "a"), nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	w, err := b.Storage.Watch(ctx(t), b.Prefix, storage.WatchOptions{ResourceVersion: rv(t, created), Recursive: true})
@@ -517,7 +597,7 @@ func testWatchPredicate(t *testing.T, b Backend) {
 			c := cur.(*corev1.ConfigMap)
 			c.Labels = map[string]string{"x": v}
 			return c, nil
-		})
+		}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
