@@ -61,7 +61,7 @@ func widgetResource() *generic.Resource {
 		},
 		// Where kube keeps a custom resource: under its group.
 		StorageResource: "example.com/widgets",
-		Codec:           codec.JSON(widgetGVK),
+		Codec:           codec.JSON(widgetGVK.GroupKind()),
 		Strategy:        generic.SpecStatusStrategy{},
 		Subresources:    map[string]generic.Strategy{"status": generic.StatusStrategy{}},
 	}

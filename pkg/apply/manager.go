@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v4/merge"
 	"sigs.k8s.io/structured-merge-diff/v4/typed"
@@ -97,18 +99,60 @@ func (m *Manager) updater(subresource string) *merge.Updater {
 	return m.updaters[""]
 }
 
-// toTyped converts an object, without its managedFields, to a typed value.
-// It goes through the unstructured form, which leaves out empty optional
-// fields (such as a null creationTimestamp) as kube does.
+// toTyped converts an object to a typed value for a comparison, which
+// walks it once: a Go object is read in place through reflection, as
+// kube reads it, without building its unstructured form; its
+// managedFields are among the fields every updater ignores.
 func (m *Manager) toTyped(obj runtime.Object) (*typed.TypedValue, error) {
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, err
+	if _, ok := obj.(runtime.Unstructured); ok {
+		return m.toTypedUnstructured(obj)
 	}
-	if md, ok := u["metadata"].(map[string]interface{}); ok {
-		delete(md, "managedFields")
+	return m.pt.FromStructured(obj, typed.AllowDuplicates)
+}
+
+// toTypedUnstructured converts an object, without its managedFields, to a
+// typed value over its unstructured form, which leaves out empty optional
+// fields (such as a null creationTimestamp) as kube does, and which an
+// apply, walking the live object many times, reads faster than a Go
+// object through reflection.
+func (m *Manager) toTypedUnstructured(obj runtime.Object) (*typed.TypedValue, error) {
+	var u map[string]interface{}
+	if uo, ok := obj.(runtime.Unstructured); ok {
+		u = withoutManagedFields(uo.UnstructuredContent())
+	} else {
+		var err error
+		if u, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj); err != nil {
+			return nil, err
+		}
+		if md, ok := u["metadata"].(map[string]interface{}); ok {
+			delete(md, "managedFields")
+		}
 	}
 	return m.pt.FromUnstructured(u, typed.AllowDuplicates)
+}
+
+// withoutManagedFields is content without metadata.managedFields, sharing
+// everything else with it.
+func withoutManagedFields(content map[string]interface{}) map[string]interface{} {
+	md, ok := content["metadata"].(map[string]interface{})
+	if !ok {
+		return content
+	}
+	if _, has := md["managedFields"]; !has {
+		return content
+	}
+	stripped := make(map[string]interface{}, len(md))
+	for k, v := range md {
+		if k != "managedFields" {
+			stripped[k] = v
+		}
+	}
+	out := make(map[string]interface{}, len(content))
+	for k, v := range content {
+		out[k] = v
+	}
+	out["metadata"] = stripped
+	return out
 }
 
 // identity of a managedFields entry, the key of the merge library's map.
@@ -222,7 +266,13 @@ func (m *Manager) Update(live, obj runtime.Object, manager, subresource string, 
 	key := entryID{manager, metav1.ManagedFieldsOperationUpdate, m.apiVersion, subresource}.key()
 	liveTyped, newTyped, err := m.pair(live, obj)
 	if err != nil {
-		return err
+		// As kube does, an object without a typed form (a map-list item
+		// without its key, a value of another type than the schema's)
+		// keeps no managedFields, and the write goes on: validation, not
+		// field ownership, answers for what is wrong with it.
+		logDropped(err, om)
+		om.SetManagedFields(nil)
+		return nil
 	}
 	// As kube does, the write is first recorded under a manager of its
 	// own: only when it changed something does the writer's entry take
@@ -234,10 +284,13 @@ func (m *Manager) Update(live, obj runtime.Object, manager, subresource string, 
 	changed, took := fields[currentOperation]
 	if took {
 		delete(fields, currentOperation)
+		set := changed.Set()
 		if prev, ok := fields[key]; ok {
-			changed = fieldpath.NewVersionedSet(changed.Set().Union(prev.Set()), changed.APIVersion(), changed.Applied())
+			set = set.Union(prev.Set())
 		}
-		fields[key] = changed
+		// Nobody owns metadata itself (a new custom object's metadata is
+		// new), only what is inside, as in kube.
+		fields[key] = fieldpath.NewVersionedSet(set.Difference(metadataNode), changed.APIVersion(), changed.Applied())
 	}
 	return m.store(om, mf, fields, key, now, took)
 }
@@ -246,10 +299,12 @@ func (m *Manager) Update(live, obj runtime.Object, manager, subresource string, 
 // recorded, before its fields go to the writer's entry.
 const currentOperation = "current-operation"
 
+// pair converts the live object (nil for a create) and the new one to
+// their typed forms.
 func (m *Manager) pair(live, obj runtime.Object) (*typed.TypedValue, *typed.TypedValue, error) {
 	newTyped, err := m.toTyped(obj)
 	if err != nil {
-		return nil, nil, apierrors.NewBadRequest(err.Error())
+		return nil, nil, err
 	}
 	if live == nil {
 		// As kube does, a new object is compared with an empty one of its
@@ -258,9 +313,26 @@ func (m *Manager) pair(live, obj runtime.Object) (*typed.TypedValue, *typed.Type
 	}
 	liveTyped, err := m.toTyped(live)
 	if err != nil {
-		return nil, nil, apierrors.NewInternalError(err)
+		return nil, nil, err
 	}
 	return liveTyped, newTyped, nil
+}
+
+// metadataNode is the path of metadata itself, which nobody owns.
+var metadataNode = fieldpath.NewSet(fieldpath.MakePathOrDie("metadata"))
+
+// lastDropLog is when logDropped last logged, in Unix nanoseconds.
+var lastDropLog atomic.Int64
+
+// logDropped logs, at most once a second as kube does, that an object's
+// managedFields were dropped.
+func logDropped(err error, om metav1.Object) {
+	now := time.Now().UnixNano()
+	last := lastDropLog.Load()
+	if now-last < int64(time.Second) || !lastDropLog.CompareAndSwap(last, now) {
+		return
+	}
+	klog.ErrorS(err, "Failed to update managedFields; they are dropped", "namespace", om.GetNamespace(), "name", om.GetName())
 }
 
 // store writes the new ownership into the object, stamping the writer's
@@ -278,9 +350,8 @@ func (m *Manager) store(om metav1.Object, before managed, after fieldpath.Manage
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	if entries == nil {
-		entries = []metav1.ManagedFieldsEntry{}
-	}
+	// No entries is no managedFields at all, as kube writes it (an
+	// unstructured object would otherwise show an empty list).
 	om.SetManagedFields(entries)
 	return nil
 }
@@ -301,7 +372,7 @@ func (m *Manager) Apply(live, empty runtime.Object, patch map[string]interface{}
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	liveTyped, err := m.toTyped(base)
+	liveTyped, err := m.toTypedUnstructured(base)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}

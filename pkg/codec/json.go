@@ -13,21 +13,23 @@ import (
 )
 
 type jsonCodec struct {
-	gvk schema.GroupVersionKind
+	gk schema.GroupKind
 }
 
 // JSON returns the storage codec kube-apiserver uses for objects without
 // a protobuf form, such as custom resources: the object's JSON with its
 // keys sorted and a closing newline, read back as an
-// unstructured.Unstructured of kind gvk with whole numbers as int64.
-func JSON(gvk schema.GroupVersionKind) storage.Codec {
-	return jsonCodec{gvk: gvk}
+// unstructured.Unstructured with whole numbers as int64. It reads any
+// version of the group and kind gk: objects stay in the version they
+// were written in until they are written again.
+func JSON(gk schema.GroupKind) storage.Codec {
+	return jsonCodec{gk: gk}
 }
 
 func (c jsonCodec) Encode(obj runtime.Object) ([]byte, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
-		return nil, fmt.Errorf("codec: %T is not unstructured", obj)
+		return nil, fmt.Errorf("custom resource is %T, not unstructured", obj)
 	}
 	data, err := json.Marshal(u.Object)
 	if err != nil {
@@ -39,10 +41,10 @@ func (c jsonCodec) Encode(obj runtime.Object) ([]byte, error) {
 func (c jsonCodec) Decode(data []byte) (runtime.Object, error) {
 	u := &unstructured.Unstructured{}
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &u.Object); err != nil {
-		return nil, fmt.Errorf("codec: decoding stored %s: %w", c.gvk.Kind, err)
+		return nil, fmt.Errorf("decoding stored %s: %w", c.gk.Kind, err)
 	}
-	if gvk := u.GroupVersionKind(); gvk != c.gvk {
-		return nil, fmt.Errorf("codec: stored object is %s %s, want %v", u.GetAPIVersion(), u.GetKind(), c.gvk)
+	if gvk := u.GroupVersionKind(); gvk.GroupKind() != c.gk {
+		return nil, fmt.Errorf("stored object is %s %s, want %s of group %s", u.GetAPIVersion(), u.GetKind(), c.gk.Kind, c.gk.Group)
 	}
 	return u, nil
 }

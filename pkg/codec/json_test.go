@@ -9,7 +9,7 @@ import (
 
 func TestJSON_StoresSortedKeysWithNewlineAndReadsIntsBack(t *testing.T) {
 	gvk := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
-	c := JSON(gvk)
+	c := JSON(gvk.GroupKind())
 	u := &unstructured.Unstructured{Object: map[string]interface{}{
 		"kind": "Widget", "apiVersion": "example.com/v1", "spec": map[string]interface{}{"size": int64(3)},
 	}}
@@ -27,7 +27,12 @@ func TestJSON_StoresSortedKeysWithNewlineAndReadsIntsBack(t *testing.T) {
 	if size, _, _ := unstructured.NestedInt64(obj.(*unstructured.Unstructured).Object, "spec", "size"); size != 3 {
 		t.Errorf("decoded size %v", obj.(*unstructured.Unstructured).Object["spec"])
 	}
-	if _, err := JSON(gvk.GroupVersion().WithKind("Gadget")).Decode(data); err == nil {
+	if _, err := JSON(schema.GroupKind{Group: "example.com", Kind: "Gadget"}).Decode(data); err == nil {
 		t.Error("decoded a Widget as a Gadget")
+	}
+	// Objects stay in the version they were written in: another version
+	// of the kind reads them.
+	if _, err := JSON(schema.GroupKind{Group: "example.com", Kind: "Widget"}).Decode([]byte(`{"apiVersion":"example.com/v2","kind":"Widget"}`)); err != nil {
+		t.Errorf("a v2 Widget: %v", err)
 	}
 }

@@ -106,6 +106,24 @@ func (r *Registry) Add(e *Entry) {
 	r.entries[gvr] = e
 }
 
+// Remove stops serving gvr; it reports whether gvr was served.
+func (r *Registry) Remove(gvr schema.GroupVersionResource) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old, ok := r.entries[gvr]
+	if !ok {
+		return false
+	}
+	delete(r.entries, gvr)
+	for i, o := range r.order {
+		if o == old {
+			r.order = append(r.order[:i:i], r.order[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
 // Lookup returns the entry serving gvr.
 func (r *Registry) Lookup(gvr schema.GroupVersionResource) (*Entry, bool) {
 	r.mu.RLock()

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -69,8 +70,10 @@ func (st *Structural) defaultValue(x interface{}, s *Schema) {
 
 // ValidateDefaults checks every default in st as kube checks a CRD's:
 // a default must hold no field its schema would prune ("must not have
-// unknown fields") and must pass the value validations of its schema,
-// the errors at the default's path below fldPath
+// unknown fields"), and must then be a valid value of its schema: the
+// apiVersion, kind and metadata of the resources it embeds first, then
+// the value validations, junctors included. The errors are at the
+// default's path below fldPath
 // (fldPath.properties[spec].properties[replicas].default). Like kube it
 // looks through properties and items, not additionalProperties.
 func ValidateDefaults(st *Structural, fldPath *field.Path) field.ErrorList {
@@ -84,15 +87,21 @@ func (st *Structural) validateDefaults(s *Schema, fldPath *field.Path, errs *fie
 		return
 	}
 	if s.Default != nil {
+		base := fldPath.Child("default")
 		p := &pruner{st: st}
 		pruned := runtime.DeepCopyJSONValue(s.Default)
 		p.value(pruned, s)
 		if len(p.unknown) > 0 {
-			*errs = append(*errs, field.Invalid(fldPath.Child("default"), s.Default, "must not have unknown fields"))
+			*errs = append(*errs, field.Invalid(base, s.Default, "must not have unknown fields"))
 		}
-		v := &validator{st: st, base: fldPath.Child("default")}
-		v.value(nil, s.Default, s)
-		*errs = append(*errs, v.errs...)
+		v := &validator{st: st, defaults: true}
+		found := v.embeddedIn(nil, s.Default, s, s.EmbeddedResource)
+		if len(found) == 0 {
+			found = v.schema(nil, s.Default, s).errs
+		}
+		for _, err := range found {
+			*errs = append(*errs, below(base, err))
+		}
 	}
 	if s.Items != nil {
 		st.validateDefaults(st.Resolve(s.Items), fldPath.Child("items"), errs)
@@ -105,4 +114,18 @@ func (st *Structural) validateDefaults(s *Schema, fldPath *field.Path, errs *fie
 	for _, k := range names {
 		st.validateDefaults(st.Resolve(s.Properties[k]), fldPath.Child("properties").Key(k), errs)
 	}
+}
+
+// below moves err, found in a value validated on its own, below base, the
+// path of that value.
+func below(base *field.Path, err *field.Error) *field.Error {
+	switch {
+	case err.Field == "<nil>" || err.Field == "":
+		err.Field = base.String()
+	case strings.HasPrefix(err.Field, "["):
+		err.Field = base.String() + err.Field
+	default:
+		err.Field = base.String() + "." + err.Field
+	}
+	return err
 }

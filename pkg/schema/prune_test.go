@@ -75,3 +75,41 @@ func TestKindDefinitionName_ReversesTheGroup(t *testing.T) {
 func schemaGVK(group, version, kind string) schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: group, Version: version, Kind: kind}
 }
+
+// Junctors only add value validations: pruning and defaulting follow the
+// structural part alone, as kube's do (a field named only in an anyOf is
+// pruned; a default applies though an allOf then refuses the value).
+func TestPruneAndDefault_IgnoreJunctors(t *testing.T) {
+	st := mustSchema(t, `
+type: object
+properties:
+  spec:
+    type: object
+    properties:
+      o:
+        type: object
+        properties: {a: {type: integer}}
+        anyOf: [{properties: {b: {minimum: 1}}}, {required: [a]}]
+      d:
+        type: object
+        properties: {a: {type: integer, default: 3}}
+        allOf: [{properties: {a: {maximum: 2}}}]
+`)
+	obj := decode(t, `{spec: {o: {a: 1, b: 0}, d: {}}}`)
+	unknown, err := st.Prune(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(unknown, []string{"spec.o.b"}) {
+		t.Errorf("unknown = %q", unknown)
+	}
+	st.Default(obj)
+	if want := decode(t, `{spec: {o: {a: 1}, d: {a: 3}}}`); !reflect.DeepEqual(obj, want) {
+		t.Errorf("got %v, want %v", obj, want)
+	}
+	want := "spec.d.a: Invalid value: 3: spec.d.a in body should be less than or equal to 2\n" +
+		`<nil>: Invalid value: "": "spec.d" must validate all the schemas (allOf). None validated`
+	if got := errStrings(st.Validate(obj)); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,6 +75,16 @@ type Schema struct {
 	MaxProperties    *int64
 	MinProperties    *int64
 	UniqueItems      bool
+	MultipleOf       *float64
+	// AllOf, AnyOf, OneOf and Not are the logic junctors. Their
+	// schemas only add value validations to this one (a structural
+	// schema keeps its shape out of them, but for the int-or-string
+	// pattern's types): validation evaluates them, while pruning,
+	// defaulting, merging and the documents follow the shape alone.
+	AllOf []*Schema
+	AnyOf []*Schema
+	OneOf []*Schema
+	Not   *Schema
 	// XValidations are x-kubernetes-validations: CEL rules checked
 	// against the value at this node.
 	XValidations []ValidationRule
@@ -101,6 +112,52 @@ type Definitions map[string]*Schema
 type Structural struct {
 	Root        *Schema
 	Definitions Definitions
+
+	// passes says, once computed, which schemas have embedded resources
+	// or set and map lists below them, for Validate to walk only those.
+	passes passes
+}
+
+type passes struct {
+	once     sync.Once
+	embedded map[*Schema]bool
+	lists    map[*Schema]bool
+}
+
+// below reports whether s or a schema below it has an embedded resource
+// (embedded) or a set or map list (lists). The schema must not change
+// once validated.
+func (st *Structural) below(s *Schema) (embedded, lists bool) {
+	st.passes.once.Do(func() {
+		st.passes.embedded = map[*Schema]bool{}
+		st.passes.lists = map[*Schema]bool{}
+		st.markPasses(st.Resolve(st.Root), map[*Schema]bool{})
+	})
+	return st.passes.embedded[s], st.passes.lists[s]
+}
+
+func (st *Structural) markPasses(s *Schema, visiting map[*Schema]bool) (embedded, lists bool) {
+	if s == nil || visiting[s] {
+		return false, false
+	}
+	if e, ok := st.passes.embedded[s]; ok {
+		return e, st.passes.lists[s]
+	}
+	visiting[s] = true
+	embedded = s.EmbeddedResource
+	lists = s.ListType == "set" || s.ListType == "map"
+	mark := func(c *Schema) {
+		e, l := st.markPasses(st.Resolve(c), visiting)
+		embedded, lists = embedded || e, lists || l
+	}
+	for _, c := range s.Properties {
+		mark(c)
+	}
+	mark(s.Items)
+	mark(s.AdditionalProperties)
+	delete(visiting, s)
+	st.passes.embedded[s], st.passes.lists[s] = embedded, lists
+	return embedded, lists
 }
 
 // Resolve follows s's reference, if any.

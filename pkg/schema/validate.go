@@ -21,39 +21,51 @@ import (
 )
 
 // Validate checks obj, a custom object as decoded JSON (numbers as int64
-// or float64), against the value validations of st, as kube validates a
-// custom resource: errors carry kube's words and paths ("spec.replicas in
-// body should be less than or equal to 10"). A value of the wrong type
-// gets only that error. Fields the schema does not name are not looked
-// at: pruning has removed them, or the schema preserves them.
+// or float64), against st as kube validates a custom resource, in three
+// passes as kube makes them: the schema's value validations (junctors
+// included), then the apiVersion, kind and metadata of embedded
+// resources, then the uniqueness of set and map lists. Errors carry
+// kube's words and paths ("spec.replicas in body should be less than or
+// equal to 10"); a junctor's own error has no field ("<nil>"), as in
+// kube. Fields the schema does not name are not looked at: pruning has
+// removed them, or the schema preserves them.
 func (st *Structural) Validate(obj map[string]interface{}) field.ErrorList {
 	v := &validator{st: st}
-	v.value(nil, obj, st.Resolve(st.Root))
-	return v.errs
+	root := st.Resolve(st.Root)
+	errs := v.schema(nil, obj, root).errs
+	errs = append(errs, v.embedded(nil, obj, root)...)
+	return append(errs, v.lists(nil, obj, root)...)
 }
 
 // validator walks a value with paths relative to it, as kube's validator
-// names them in messages; base, when set, prefixes the paths of the
-// errors (a default's, inside the CRD).
+// names them in messages.
 type validator struct {
-	st   *Structural
-	base *field.Path
-	errs field.ErrorList
+	st *Structural
+	// defaults validates a CRD's default values as kube does: from the
+	// structural schema, where x-kubernetes-int-or-string gives no type
+	// (the junctors may) and unknown formats are kept.
+	defaults bool
 }
 
-func (v *validator) add(err *field.Error) {
-	if v.base != nil {
-		switch {
-		case err.Field == "<nil>":
-			err.Field = v.base.String()
-		case strings.HasPrefix(err.Field, "["):
-			err.Field = v.base.String() + err.Field
-		default:
-			err.Field = v.base.String() + "." + err.Field
-		}
-	}
-	v.errs = append(v.errs, err)
+// result is what validating a value against a schema gives: the errors,
+// and how many checks applied (kube's match count), by which anyOf and
+// oneOf choose the failing alternative whose errors they report: the
+// first of those with the most checks applied.
+type result struct {
+	errs    field.ErrorList
+	matches int
 }
+
+func (r *result) add(err *field.Error) { r.errs = append(r.errs, err) }
+
+func (r *result) merge(o result) {
+	r.errs = append(r.errs, o.errs...)
+	r.matches += o.matches
+}
+
+func (r *result) valid() bool { return len(r.errs) == 0 }
+
+func failed(err *field.Error) result { return result{errs: field.ErrorList{err}} }
 
 // patterns caches compiled patterns: a schema is validated against many
 // objects, and FromOpenAPIV3 has already rejected invalid ones.
@@ -86,72 +98,153 @@ func child(p *field.Path, k string) *field.Path {
 	return p.Child(k)
 }
 
-func (v *validator) value(p *field.Path, x interface{}, s *Schema) {
+func key(p *field.Path, k string) *field.Path {
+	if p == nil {
+		return field.NewPath("").Key(k)
+	}
+	return p.Key(k)
+}
+
+// composite is the error of a junctor: no field and no value, as kube
+// reports it.
+func composite(format string, args ...interface{}) *field.Error {
+	return field.Invalid(nil, "", fmt.Sprintf(format, args...))
+}
+
+// schema validates x against s, the checks in kube's order: the type,
+// the junctors, the string, format, number and list checks, the enum,
+// then the object's. Each check looks only at values of its kind, so a
+// value of the wrong type still gets the checks that apply to what it is.
+func (v *validator) schema(p *field.Path, x interface{}, s *Schema) result {
+	var r result
 	if s == nil {
-		return
-	}
-	if !v.typeOK(p, x, s) {
-		return
+		return r
 	}
 	if x == nil {
-		return
+		r.merge(v.typeCheck(p, x, s))
+		r.merge(v.enum(p, x, s))
+		return r
 	}
-	switch x := x.(type) {
-	case string:
-		v.str(p, x, s)
-	case map[string]interface{}:
-		v.object(p, x, s)
-	case []interface{}:
-		v.array(p, x, s)
-	default:
-		if f, ok := toFloat(x); ok {
-			v.number(p, x, f, s)
+	kind := jsonType(x)
+	if len(v.types(s)) > 0 || v.typeFormat(s) != "" {
+		r.merge(v.typeCheck(p, x, s))
+		r.matches++
+	}
+	r.merge(v.junctors(p, x, s))
+	r.matches++
+	if kind == "string" {
+		r.merge(v.str(p, x.(string), s))
+		r.matches++
+		if f := supportedFormat(s.Format); f != "" {
+			r.merge(v.format(p, x.(string), s))
+			r.matches++
 		}
 	}
-	if len(s.Enum) > 0 && !inEnum(x, s.Enum) {
-		values := make([]string, 0, len(s.Enum))
-		for _, e := range s.Enum {
-			if es, ok := e.(string); ok {
-				values = append(values, es)
-			} else {
-				j, _ := json.Marshal(e)
-				values = append(values, string(j))
-			}
-		}
-		v.add(field.NotSupported(p, x, values))
+	if kind == "integer" || kind == "number" {
+		r.merge(v.number(p, x, s))
+		r.matches++
 	}
+	if l, ok := x.([]interface{}); ok {
+		r.merge(v.array(p, l, s))
+		r.matches++
+	}
+	r.merge(v.enum(p, x, s))
+	r.matches++
+	if m, ok := x.(map[string]interface{}); ok {
+		r.merge(v.object(p, m, s))
+		r.matches++
+	}
+	r.matches++
+	return r
 }
 
-// typeOK reports whether x has s's type, adding kube's error when not.
-func (v *validator) typeOK(p *field.Path, x interface{}, s *Schema) bool {
-	got := jsonType(x)
-	var want []string
+// types are the JSON types s takes: both for int-or-string.
+func (v *validator) types(s *Schema) []string {
 	switch {
-	case s.IntOrString:
-		want = []string{"integer", "string"}
+	case s.IntOrString && !v.defaults:
+		return []string{"integer", "string"}
 	case s.Type != "":
-		want = []string{s.Type}
+		return []string{s.Type}
 	}
-	if x == nil {
-		if s.Nullable || len(want) == 0 {
-			return true
-		}
-	} else if len(want) == 0 {
-		return true
-	}
-	for _, w := range want {
-		if w == got || (w == "number" && got == "integer") || (w == "integer" && got == "number" && isIntegral(x)) {
-			return true
-		}
-	}
-	wantS := strings.Join(want, ",")
-	v.add(field.TypeInvalid(p, got, fmt.Sprintf("%s in body must be of type %s: %q", name(p), wantS, got)))
-	return false
+	return nil
 }
 
+// supportedFormat is f when kube checks it, else "" (kube drops the
+// formats it does not know before validating).
+func supportedFormat(f string) string {
+	if formatChecker(f) != nil {
+		return f
+	}
+	return ""
+}
+
+// typeFormat is the format the type check knows.
+func (v *validator) typeFormat(s *Schema) string {
+	if v.defaults {
+		return s.Format
+	}
+	return supportedFormat(s.Format)
+}
+
+// typeCheck checks x's JSON type, and for a format on a non-string the
+// format's type, as kube does.
+func (v *validator) typeCheck(p *field.Path, x interface{}, s *Schema) result {
+	want := v.types(s)
+	typeErr := func(wanted, got string) result {
+		return failed(field.TypeInvalid(p, got, fmt.Sprintf("%s in body must be of type %s: %q", name(p), wanted, got)))
+	}
+	if x == nil {
+		if len(want) > 0 && !s.Nullable {
+			return typeErr(strings.Join(want, ","), "null")
+		}
+		return result{matches: 1}
+	}
+	got, gotFormat := jsonType(x), ""
+	switch got {
+	case "integer":
+		gotFormat = "int64"
+	case "number":
+		gotFormat = "float64"
+	}
+	f := v.typeFormat(s)
+	floatInt := got == "number" && contains(want, "integer") && isIntegral(x)
+	intFloat := got == "integer" && contains(want, "number")
+	compound := got == "string" || got == "array"
+	if !compound && f != "" && !(contains(want, got) || gotFormat == f || floatInt || intFloat) {
+		return typeErr(f, gotFormat)
+	}
+	if !contains(want, "number") && !contains(want, "integer") && f != "" && compound {
+		return result{matches: 1}
+	}
+	if !(contains(want, got) || floatInt || intFloat) {
+		return typeErr(strings.Join(want, ","), got)
+	}
+	return result{matches: 1}
+}
+
+// isIntegral reports whether x, a float, holds an integer, with the
+// tolerance kube's validator allows.
 func isIntegral(x interface{}) bool {
 	f, ok := x.(float64)
-	return ok && f == math.Trunc(f) && !math.IsInf(f, 0)
+	return ok && isJSONInteger(f)
+}
+
+// isJSONInteger reports whether f is an integer JSON can carry exactly,
+// allowing a relative error of 1e-9.
+func isJSONInteger(f float64) bool {
+	const maxJSON = 1<<53 - 1
+	if math.IsNaN(f) || math.IsInf(f, 0) || f < -maxJSON || f > maxJSON {
+		return false
+	}
+	g := float64(uint64(f))
+	diff := math.Abs(f - g)
+	switch {
+	case f == g, f == float64(int64(f)), f == float64(uint64(f)):
+		return true
+	case f == 0 || g == 0 || diff < math.SmallestNonzeroFloat64:
+		return diff < 1e-9*math.SmallestNonzeroFloat64
+	}
+	return diff/math.Min(math.Abs(f)+math.Abs(g), math.MaxFloat64) < 1e-9
 }
 
 // jsonType names x's JSON type as kube's validator does.
@@ -175,89 +268,439 @@ func jsonType(x interface{}) string {
 	return fmt.Sprintf("%T", x)
 }
 
-func (v *validator) str(p *field.Path, x string, s *Schema) {
-	n := int64(utf8.RuneCountInString(x))
-	if s.MaxLength != nil && n > *s.MaxLength {
-		v.add(field.TooLongMaxLength(p, x, int(*s.MaxLength)))
-	}
-	if s.MinLength != nil && n < *s.MinLength {
-		v.add(field.Invalid(p, x, fmt.Sprintf("%s in body should be at least %d chars long", name(p), *s.MinLength)))
-	}
-	if s.Pattern != "" {
-		if re, err := compiledPattern(s.Pattern); err == nil && !re.MatchString(x) {
-			v.add(field.Invalid(p, x, fmt.Sprintf("%s in body should match '%s'", name(p), s.Pattern)))
+// junctors checks anyOf, oneOf, allOf and not. A failing anyOf or oneOf
+// reports its own error and the errors of one failing alternative; allOf
+// reports the errors of every alternative, then its own.
+func (v *validator) junctors(p *field.Path, x interface{}, s *Schema) result {
+	var r result
+	if len(s.AnyOf) > 0 {
+		var best, success *result
+		for _, b := range s.AnyOf {
+			br := v.schema(p, x, v.st.Resolve(b))
+			if br.valid() {
+				best, success = nil, &br
+				break
+			}
+			if best == nil || br.matches > best.matches {
+				best = &br
+			}
+		}
+		if success == nil {
+			r.add(composite("%q must validate at least one schema (anyOf)", name(p)))
+		}
+		if best != nil {
+			r.merge(*best)
+		} else if success != nil {
+			r.merge(*success)
 		}
 	}
-	if s.Format != "" {
-		if check := formatChecker(s.Format); check != nil && !check(x) {
-			v.add(field.TypeInvalid(p, x, fmt.Sprintf("%s in body must be of type %s: %q", name(p), s.Format, x)))
+	if len(s.OneOf) > 0 {
+		var best, success *result
+		validated := 0
+		for _, b := range s.OneOf {
+			br := v.schema(p, x, v.st.Resolve(b))
+			if br.valid() {
+				validated++
+				best = nil
+				if success == nil {
+					success = &br
+				}
+				continue
+			}
+			if validated == 0 && (best == nil || br.matches > best.matches) {
+				best = &br
+			}
+		}
+		switch {
+		case validated == 0:
+			r.add(composite("%q must validate one and only one schema (oneOf). Found none valid", name(p)))
+			if best != nil {
+				r.merge(*best)
+			}
+		case validated > 1:
+			r.add(composite("%q must validate one and only one schema (oneOf). Found %d valid alternatives", name(p), validated))
+		default:
+			r.merge(*success)
 		}
 	}
+	if len(s.AllOf) > 0 {
+		validated := 0
+		for _, b := range s.AllOf {
+			br := v.schema(p, x, v.st.Resolve(b))
+			if br.valid() {
+				validated++
+			}
+			r.merge(br)
+		}
+		switch validated {
+		case len(s.AllOf):
+		case 0:
+			r.add(composite("%q must validate all the schemas (allOf). None validated", name(p)))
+		default:
+			r.add(composite("%q must validate all the schemas (allOf)", name(p)))
+		}
+	}
+	if s.Not != nil {
+		if nr := v.schema(p, x, v.st.Resolve(s.Not)); nr.valid() {
+			r.add(composite("%q must not validate the schema (not)", name(p)))
+		}
+	}
+	r.matches++
+	return r
 }
 
-// number checks the bounds. Kube compares an integer value with the
-// bound truncated to an integer, and names the truncated bound: 2 against
-// maximum 1.5 "should be less than or equal to 1".
-func (v *validator) number(p *field.Path, x interface{}, f float64, s *Schema) {
+// str checks the length and the pattern; only the first failing check is
+// reported, as kube does.
+func (v *validator) str(p *field.Path, x string, s *Schema) result {
+	n := int64(utf8.RuneCountInString(x))
+	switch {
+	case s.MaxLength != nil && n > *s.MaxLength:
+		return failed(field.TooLongMaxLength(p, x, int(*s.MaxLength)))
+	case s.MinLength != nil && n < *s.MinLength:
+		return failed(field.Invalid(p, x, fmt.Sprintf("%s in body should be at least %d chars long", name(p), *s.MinLength)))
+	case s.Pattern != "":
+		if re, err := compiledPattern(s.Pattern); err == nil && !re.MatchString(x) {
+			return failed(field.Invalid(p, x, fmt.Sprintf("%s in body should match '%s'", name(p), s.Pattern)))
+		}
+	}
+	return result{}
+}
+
+func (v *validator) format(p *field.Path, x string, s *Schema) result {
+	if check := formatChecker(s.Format); check != nil && !check(x) {
+		return failed(field.TypeInvalid(p, x, fmt.Sprintf("%s in body must be of type %s: %q", name(p), s.Format, x)))
+	}
+	return result{}
+}
+
+// number checks multipleOf and the bounds, in kube's order. As kube, an
+// integer value is compared with the factor and the bounds truncated to
+// integers: 2 against maximum 1.5 "should be less than or equal to 1".
+func (v *validator) number(p *field.Path, x interface{}, s *Schema) result {
+	r := result{matches: 1}
+	f, _ := toFloat(x)
+	integer := jsonType(x) == "integer"
+	if s.MultipleOf != nil {
+		if integer {
+			factor, n := int64(*s.MultipleOf), asInt64(x)
+			switch {
+			case factor <= 0:
+				r.add(field.Invalid(p, factor, fmt.Sprintf("factor MultipleOf declared for %s must be positive: %v", name(p), factor)))
+			case n%factor != 0:
+				r.add(field.Invalid(p, x, fmt.Sprintf("%s in body should be a multiple of %v", name(p), factor)))
+			}
+		} else {
+			factor := *s.MultipleOf
+			mult := f / factor
+			if factor < 1 {
+				mult = 1 / factor * f
+			}
+			switch {
+			case factor <= 0:
+				r.add(field.Invalid(p, factor, fmt.Sprintf("factor MultipleOf declared for %s must be positive: %v", name(p), factor)))
+			case !isJSONInteger(mult):
+				r.add(field.Invalid(p, f, fmt.Sprintf("%s in body should be a multiple of %v", name(p), factor)))
+			}
+		}
+	}
 	bound := func(b float64) float64 {
-		if jsonType(x) == "integer" {
+		if integer {
 			return float64(int64(b))
 		}
 		return b
 	}
-	if s.Maximum != nil {
-		lim := bound(*s.Maximum)
-		if s.ExclusiveMaximum && f >= lim {
-			v.add(field.Invalid(p, x, fmt.Sprintf("%s in body should be less than %v", name(p), lim)))
-		} else if !s.ExclusiveMaximum && f > lim {
-			v.add(field.Invalid(p, x, fmt.Sprintf("%s in body should be less than or equal to %v", name(p), lim)))
-		}
-	}
 	if s.Minimum != nil {
 		lim := bound(*s.Minimum)
 		if s.ExclusiveMinimum && f <= lim {
-			v.add(field.Invalid(p, x, fmt.Sprintf("%s in body should be greater than %v", name(p), lim)))
+			r.add(field.Invalid(p, x, fmt.Sprintf("%s in body should be greater than %v", name(p), lim)))
 		} else if !s.ExclusiveMinimum && f < lim {
-			v.add(field.Invalid(p, x, fmt.Sprintf("%s in body should be greater than or equal to %v", name(p), lim)))
+			r.add(field.Invalid(p, x, fmt.Sprintf("%s in body should be greater than or equal to %v", name(p), lim)))
 		}
+	}
+	if s.Maximum != nil {
+		lim := bound(*s.Maximum)
+		if s.ExclusiveMaximum && f >= lim {
+			r.add(field.Invalid(p, x, fmt.Sprintf("%s in body should be less than %v", name(p), lim)))
+		} else if !s.ExclusiveMaximum && f > lim {
+			r.add(field.Invalid(p, x, fmt.Sprintf("%s in body should be less than or equal to %v", name(p), lim)))
+		}
+	}
+	return r
+}
+
+// array checks the items, then the count.
+func (v *validator) array(p *field.Path, x []interface{}, s *Schema) result {
+	var r result
+	if s.Items != nil {
+		items := v.st.Resolve(s.Items)
+		for i, e := range x {
+			r.merge(v.schema(p.Index(i), e, items))
+		}
+	}
+	n := int64(len(x))
+	if s.MinItems != nil && n < *s.MinItems {
+		r.add(field.Invalid(p, n, fmt.Sprintf("%s in body should have at least %d items", name(p), *s.MinItems)))
+	}
+	if s.MaxItems != nil && n > *s.MaxItems {
+		r.add(field.TooMany(p, int(n), int(*s.MaxItems)))
+	}
+	if s.UniqueItems && len(duplicates(x)) > 0 {
+		r.add(field.Invalid(p, x, fmt.Sprintf("%s in body shouldn't contain duplicates", name(p))))
+	}
+	r.matches++
+	return r
+}
+
+// enum checks x against the enum as kube compares: a value equal to an
+// entry once converted to the entry's Go type.
+func (v *validator) enum(p *field.Path, x interface{}, s *Schema) result {
+	if len(s.Enum) == 0 || inEnum(x, s.Enum) {
+		return result{}
+	}
+	values := make([]string, 0, len(s.Enum))
+	for _, e := range s.Enum {
+		if es, ok := e.(string); ok {
+			values = append(values, es)
+		} else {
+			j, _ := json.Marshal(e)
+			values = append(values, string(j))
+		}
+	}
+	return failed(field.NotSupported(p, x, values))
+}
+
+// object checks the count, the values of additional properties, the
+// properties, then the required ones.
+func (v *validator) object(p *field.Path, x map[string]interface{}, s *Schema) result {
+	var r result
+	n := int64(len(x))
+	if s.MinProperties != nil && n < *s.MinProperties {
+		r.add(field.Invalid(p, n, fmt.Sprintf("%s in body should have at least %d properties", name(p), *s.MinProperties)))
+	}
+	if s.MaxProperties != nil && n > *s.MaxProperties {
+		r.add(field.TooMany(p, int(n), int(*s.MaxProperties)))
+	}
+	var failed keyedErrors
+	if s.AdditionalProperties != nil {
+		ap := v.st.Resolve(s.AdditionalProperties)
+		for k, e := range x {
+			if _, ok := s.Properties[k]; !ok {
+				cr := v.schema(child(p, k), e, ap)
+				r.matches += cr.matches
+				failed.add(k, cr.errs)
+			}
+		}
+		r.errs = failed.appendTo(r.errs)
+	}
+	for k, e := range x {
+		if ps, ok := s.Properties[k]; ok {
+			cr := v.schema(child(p, k), e, v.st.Resolve(ps))
+			r.matches += cr.matches
+			failed.add(k, cr.errs)
+		}
+	}
+	r.errs = failed.appendTo(r.errs)
+	for _, req := range s.Required {
+		if _, ok := x[req]; !ok {
+			r.add(field.Required(child(p, req), ""))
+		}
+	}
+	return r
+}
+
+// keyedErrors gathers the errors of an object's fields, walked in map
+// order, to report them in the order of the fields' names: kube's order
+// is the map's, so any order is kube's, and this one is stable.
+type keyedErrors []keyedError
+
+type keyedError struct {
+	key  string
+	errs field.ErrorList
+}
+
+func (k *keyedErrors) add(key string, errs field.ErrorList) {
+	if len(errs) > 0 {
+		*k = append(*k, keyedError{key, errs})
 	}
 }
 
-func (v *validator) array(p *field.Path, x []interface{}, s *Schema) {
-	n := int64(len(x))
-	if s.MinItems != nil && n < *s.MinItems {
-		v.add(field.Invalid(p, n, fmt.Sprintf("%s in body should have at least %d items", name(p), *s.MinItems)))
+// appendTo appends the errors gathered to errs, by field name, and
+// forgets them.
+func (k *keyedErrors) appendTo(errs field.ErrorList) field.ErrorList {
+	if len(*k) > 1 {
+		sort.Slice(*k, func(i, j int) bool { return (*k)[i].key < (*k)[j].key })
 	}
-	if s.MaxItems != nil && n > *s.MaxItems {
-		v.add(field.TooMany(p, int(n), int(*s.MaxItems)))
+	for _, e := range *k {
+		errs = append(errs, e.errs...)
 	}
-	if s.UniqueItems && len(duplicates(x)) > 0 {
-		v.add(field.Invalid(p, x, fmt.Sprintf("%s in body shouldn't contain duplicates", name(p))))
+	*k = (*k)[:0]
+	return errs
+}
+
+// embedded checks the apiVersion, kind and metadata of the embedded
+// resources in x; isResource treats x itself as one.
+func (v *validator) embedded(p *field.Path, x interface{}, s *Schema) field.ErrorList {
+	return v.embeddedIn(p, x, s, false)
+}
+
+func (v *validator) embeddedIn(p *field.Path, x interface{}, s *Schema, isResource bool) field.ErrorList {
+	if s == nil {
+		return nil
 	}
-	items := v.st.Resolve(s.Items)
-	for i, e := range x {
-		v.value(p.Index(i), e, items)
+	if embedded, _ := v.st.below(s); !embedded && !isResource {
+		return nil
 	}
-	switch s.ListType {
-	case "set":
-		for _, i := range duplicates(x) {
-			v.add(field.Duplicate(p.Index(i), x[i]))
+	var errs field.ErrorList
+	switch x := x.(type) {
+	case map[string]interface{}:
+		if isResource || s.EmbeddedResource {
+			errs = append(errs, embeddedResource(p, x)...)
 		}
-	case "map":
-		v.listMap(p, x, s)
+		var failed keyedErrors
+		for k, e := range x {
+			if ps, ok := s.Properties[k]; ok {
+				failed.add(k, v.embeddedIn(child(p, k), e, v.st.Resolve(ps), false))
+			} else if s.AdditionalProperties != nil {
+				failed.add(k, v.embeddedIn(key(p, k), e, v.st.Resolve(s.AdditionalProperties), false))
+			}
+		}
+		errs = failed.appendTo(errs)
+	case []interface{}:
+		items := v.st.Resolve(s.Items)
+		for i, e := range x {
+			errs = append(errs, v.embeddedIn(p.Index(i), e, items, false)...)
+		}
 	}
+	return errs
+}
+
+// embeddedResource checks an x-kubernetes-embedded-resource object as
+// kube checks an object of its own: apiVersion and kind set and well
+// formed, metadata a valid ObjectMeta.
+func embeddedResource(p *field.Path, x map[string]interface{}) field.ErrorList {
+	var errs field.ErrorList
+	if _, ok := x["apiVersion"]; !ok {
+		errs = append(errs, field.Required(child(p, "apiVersion"), "must not be empty"))
+	}
+	if _, ok := x["kind"]; !ok {
+		errs = append(errs, field.Required(child(p, "kind"), "must not be empty"))
+	}
+	if av, ok := x["apiVersion"]; ok {
+		switch s, isStr := av.(string); {
+		case !isStr:
+			errs = append(errs, field.Invalid(child(p, "apiVersion"), av, "must be a string"))
+		case s == "":
+			errs = append(errs, field.Invalid(child(p, "apiVersion"), s, "must not be empty"))
+		default:
+			if _, err := schema.ParseGroupVersion(s); err != nil {
+				errs = append(errs, field.Invalid(child(p, "apiVersion"), s, err.Error()))
+			}
+		}
+	}
+	if k, ok := x["kind"]; ok {
+		switch s, isStr := k.(string); {
+		case !isStr:
+			errs = append(errs, field.Invalid(child(p, "kind"), k, "must be a string"))
+		case s == "":
+			errs = append(errs, field.Invalid(child(p, "kind"), s, "must not be empty"))
+		default:
+			if msgs := utilvalidation.IsDNS1035Label(strings.ToLower(s)); len(msgs) > 0 {
+				errs = append(errs, field.Invalid(child(p, "kind"), s, "may have mixed case, but should otherwise match: "+strings.Join(msgs, ",")))
+			}
+		}
+	}
+	if md, ok := x["metadata"]; ok {
+		m, isMap := md.(map[string]interface{})
+		var meta metav1.ObjectMeta
+		if !isMap {
+			return append(errs, field.Invalid(child(p, "metadata"), md, "must be an object"))
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &meta); err != nil {
+			return append(errs, field.Invalid(child(p, "metadata"), md, err.Error()))
+		}
+		if meta.Name == "" {
+			// An embedded object need not be named; ObjectMeta's
+			// validation requires a name, so it gets a valid one.
+			meta.Name = "fakename"
+		}
+		errs = append(errs, metavalidation.ValidateObjectMeta(&meta, meta.Namespace != "", path.ValidatePathSegmentName, child(p, "metadata"))...)
+	}
+	return errs
+}
+
+// lists reports the duplicates of set and map lists in x, an object.
+func (v *validator) lists(p *field.Path, x map[string]interface{}, s *Schema) field.ErrorList {
+	if s == nil || x == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	var failed keyedErrors
+	if s.AdditionalProperties != nil {
+		ap := v.st.Resolve(s.AdditionalProperties)
+		for k, e := range x {
+			failed.add(k, v.listsIn(key(p, k), e, ap))
+		}
+		errs = failed.appendTo(errs)
+	}
+	for k, e := range x {
+		if ps, ok := s.Properties[k]; ok {
+			failed.add(k, v.listsIn(child(p, k), e, v.st.Resolve(ps)))
+		}
+	}
+	return failed.appendTo(errs)
+}
+
+func (v *validator) listsIn(p *field.Path, x interface{}, s *Schema) field.ErrorList {
+	if s == nil {
+		return nil
+	}
+	if _, lists := v.st.below(s); !lists {
+		return nil
+	}
+	switch x := x.(type) {
+	case map[string]interface{}:
+		return v.lists(p, x, s)
+	case []interface{}:
+		var errs field.ErrorList
+		switch s.ListType {
+		case "set":
+			for _, i := range duplicates(x) {
+				errs = append(errs, field.Duplicate(p.Index(i), x[i]))
+			}
+		case "map":
+			errs = append(errs, listMap(p, x, s)...)
+		}
+		if s.Items != nil {
+			items := v.st.Resolve(s.Items)
+			for i, e := range x {
+				errs = append(errs, v.listsIn(p.Index(i), e, items)...)
+			}
+		}
+		return errs
+	}
+	return nil
 }
 
 // listMap reports the entries of a list-type map whose keys an earlier
-// entry already has, the duplicate value as kube words it: the key alone
-// for one key field, else the map of key fields.
-func (v *validator) listMap(p *field.Path, x []interface{}, s *Schema) {
+// entry already has, the duplicate value as kube words it: the map of key
+// fields the entry has.
+func listMap(p *field.Path, x []interface{}, s *Schema) field.ErrorList {
+	for i, e := range x {
+		if _, ok := e.(map[string]interface{}); e != nil && !ok {
+			return field.ErrorList{field.Invalid(p.Index(i), e, "must be an object for an array of list-type map")}
+		}
+	}
+	type unspecified struct{}
 	keys := make([]interface{}, len(x))
 	for i, e := range x {
-		m, ok := e.(map[string]interface{})
-		if e != nil && !ok {
-			v.add(field.Invalid(p.Index(i), e, "must be an object for an array of list-type map"))
-			return
+		m, _ := e.(map[string]interface{})
+		if len(s.ListMapKeys) == 1 {
+			// One key field: its values compare as they are.
+			keys[i] = unspecified{}
+			if kv, ok := m[s.ListMapKeys[0]]; ok {
+				keys[i] = kv
+			}
+			continue
 		}
 		key := map[string]interface{}{}
 		for _, k := range s.ListMapKeys {
@@ -267,154 +710,77 @@ func (v *validator) listMap(p *field.Path, x []interface{}, s *Schema) {
 		}
 		keys[i] = key
 	}
+	var errs field.ErrorList
 	for _, i := range duplicates(keys) {
 		dup := keys[i]
-		if len(s.ListMapKeys) == 1 {
-			if kv, ok := keys[i].(map[string]interface{})[s.ListMapKeys[0]]; ok {
-				dup = map[string]interface{}{s.ListMapKeys[0]: kv}
-			}
+		switch k := keys[i].(type) {
+		case unspecified:
+			dup = map[string]interface{}{}
+		case map[string]interface{}:
+		default:
+			dup = map[string]interface{}{s.ListMapKeys[0]: k}
 		}
-		v.add(field.Duplicate(p.Index(i), dup))
+		errs = append(errs, field.Duplicate(p.Index(i), dup))
 	}
+	return errs
 }
 
-// duplicates returns the indexes of the elements equal to an earlier one.
+// duplicates returns the indexes of the second occurrence of each value
+// met more than once, as kube reports them: scalars equal as Go values
+// (1 and 1.0 differ), objects and lists equal as JSON.
 func duplicates(x []interface{}) []int {
 	if len(x) < 2 {
 		return nil
 	}
-	seen := make(map[string]bool, len(x))
+	scalars := make(map[interface{}]int, len(x))
+	compounds := make(map[string]int, len(x))
 	var dups []int
 	for i, e := range x {
-		k, err := json.Marshal(normalize(e))
-		if err != nil {
-			continue
+		var times int
+		switch e.(type) {
+		case map[string]interface{}, []interface{}:
+			k, err := json.Marshal(e)
+			if err != nil {
+				continue
+			}
+			compounds[string(k)]++
+			times = compounds[string(k)]
+		default:
+			scalars[e]++
+			times = scalars[e]
 		}
-		if seen[string(k)] {
+		if times == 2 {
 			dups = append(dups, i)
 		}
-		seen[string(k)] = true
 	}
 	return dups
 }
 
-func (v *validator) object(p *field.Path, x map[string]interface{}, s *Schema) {
-	n := int64(len(x))
-	if s.MaxProperties != nil && n > *s.MaxProperties {
-		v.add(field.TooMany(p, int(n), int(*s.MaxProperties)))
+func asInt64(x interface{}) int64 {
+	switch n := x.(type) {
+	case int64:
+		return n
+	case int:
+		return int64(n)
+	case int32:
+		return int64(n)
 	}
-	if s.MinProperties != nil && n < *s.MinProperties {
-		v.add(field.Invalid(p, n, fmt.Sprintf("%s in body should have at least %d properties", name(p), *s.MinProperties)))
-	}
-	for _, r := range s.Required {
-		if _, ok := x[r]; !ok {
-			v.add(field.Required(child(p, r), ""))
-		}
-	}
-	if s.EmbeddedResource {
-		v.embedded(p, x)
-	}
-	keys := make([]string, 0, len(x))
-	for k := range x {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if ps, ok := s.Properties[k]; ok {
-			v.value(child(p, k), x[k], v.st.Resolve(ps))
-		} else if s.AdditionalProperties != nil {
-			v.value(child(p, k), x[k], v.st.Resolve(s.AdditionalProperties))
-		}
-	}
+	f, _ := toFloat(x)
+	return int64(f)
 }
 
-// embedded checks an x-kubernetes-embedded-resource object as kube
-// checks an object of its own: apiVersion and kind set and well formed,
-// metadata a valid ObjectMeta.
-func (v *validator) embedded(p *field.Path, x map[string]interface{}) {
-	if _, ok := x["apiVersion"]; !ok {
-		v.add(field.Required(child(p, "apiVersion"), "must not be empty"))
-	}
-	if _, ok := x["kind"]; !ok {
-		v.add(field.Required(child(p, "kind"), "must not be empty"))
-	}
-	if av, ok := x["apiVersion"]; ok {
-		switch s, isStr := av.(string); {
-		case !isStr:
-			v.add(field.Invalid(child(p, "apiVersion"), av, "must be a string"))
-		case s == "":
-			v.add(field.Invalid(child(p, "apiVersion"), s, "must not be empty"))
-		default:
-			if _, err := schema.ParseGroupVersion(s); err != nil {
-				v.add(field.Invalid(child(p, "apiVersion"), s, err.Error()))
-			}
-		}
-	}
-	if k, ok := x["kind"]; ok {
-		switch s, isStr := k.(string); {
-		case !isStr:
-			v.add(field.Invalid(child(p, "kind"), k, "must be a string"))
-		case s == "":
-			v.add(field.Invalid(child(p, "kind"), s, "must not be empty"))
-		default:
-			if errs := utilvalidation.IsDNS1035Label(strings.ToLower(s)); len(errs) > 0 {
-				v.add(field.Invalid(child(p, "kind"), s, "may have mixed case, but should otherwise match: "+strings.Join(errs, ",")))
-			}
-		}
-	}
-	if md, ok := x["metadata"]; ok {
-		m, isMap := md.(map[string]interface{})
-		var meta metav1.ObjectMeta
-		if !isMap {
-			v.add(field.Invalid(child(p, "metadata"), md, "must be an object"))
-			return
-		}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &meta); err != nil {
-			v.add(field.Invalid(child(p, "metadata"), md, err.Error()))
-			return
-		}
-		if meta.Name == "" {
-			// An embedded object need not be named; ObjectMeta's
-			// validation requires a name, so it gets a valid one.
-			meta.Name = "fakename"
-		}
-		for _, err := range metavalidation.ValidateObjectMeta(&meta, meta.Namespace != "", path.ValidatePathSegmentName, child(p, "metadata")) {
-			v.add(err)
-		}
-	}
-}
-
-// inEnum reports whether x is one of the enum's values, numbers equal
-// whatever their Go type.
+// inEnum reports whether x is one of the enum's values as kube compares
+// them: x converted to the Go type of the entry, when it converts.
 func inEnum(x interface{}, enum []interface{}) bool {
-	nx := normalize(x)
+	xv := reflect.ValueOf(x)
 	for _, e := range enum {
-		if reflect.DeepEqual(nx, normalize(e)) {
+		et := reflect.TypeOf(e)
+		if et == nil || !xv.IsValid() || !xv.Type().ConvertibleTo(et) {
+			continue
+		}
+		if reflect.DeepEqual(xv.Convert(et).Interface(), e) {
 			return true
 		}
 	}
 	return false
-}
-
-// normalize turns every number in a decoded JSON value into float64 so
-// that equal numbers compare equal.
-func normalize(x interface{}) interface{} {
-	switch x := x.(type) {
-	case map[string]interface{}:
-		out := make(map[string]interface{}, len(x))
-		for k, v := range x {
-			out[k] = normalize(v)
-		}
-		return out
-	case []interface{}:
-		out := make([]interface{}, len(x))
-		for i, v := range x {
-			out[i] = normalize(v)
-		}
-		return out
-	}
-	if f, ok := toFloat(x); ok {
-		return f
-	}
-	return x
 }

@@ -60,7 +60,7 @@ func TestValidate_Keywords(t *testing.T) {
 		{"IntegerAgainstFractionalBoundUsesTruncatedBound", `{name: ab, scale: 2}`, "spec.scale: Invalid value: 2: spec.scale in body should be less than or equal to 1"},
 		{"NumberAgainstFractionalBoundUsesBound", `{name: ab, scale: 1.75}`, "spec.scale: Invalid value: 1.75: spec.scale in body should be less than or equal to 1.5"},
 		{"IntegerForNumberIsValid", `{name: ab, ratio: 0.25}`, ""},
-		{"NullNotNullableIsTypeInvalid", `{name: ab, color: null}`, "spec.color: Invalid value: \"null\": spec.color in body must be of type string: \"null\""},
+		{"NullNotNullableIsTypeInvalidAndNotInEnum", `{name: ab, color: null}`, "spec.color: Invalid value: \"null\": spec.color in body must be of type string: \"null\"\nspec.color: Unsupported value: \"null\": supported values: \"red\", \"blue\""},
 		{"NullNullableIsValid", `{name: ab, nick: null}`, ""},
 		{"EnumMismatchIsUnsupported", `{name: ab, color: pink}`, "spec.color: Unsupported value: \"pink\": supported values: \"red\", \"blue\""},
 		{"NumericEnumMismatchIsUnsupported", `{name: ab, size: 3}`, "spec.size: Unsupported value: 3: supported values: \"1\", \"2\""},
@@ -165,6 +165,119 @@ spec:
 	for i := 0; i < b.N; i++ {
 		if errs := st.Validate(obj); len(errs) > 0 {
 			b.Fatal(errStrings(errs))
+		}
+	}
+}
+
+// junctorSchema and keywordSchema are two CRD schemas as kube-apiserver
+// v1.29.15 was given them; the cases are its answers for objects of them
+// (but for the order of sibling fields, which kube leaves to map order).
+const junctorSchema = `
+type: object
+properties:
+  spec:
+    type: object
+    properties:
+      x: {type: integer, not: {minimum: 3}}
+      "y": {type: string, anyOf: [{pattern: "^a"}, {maxLength: 2}]}
+      w: {type: string, oneOf: [{pattern: "^a"}, {maxLength: 2}]}
+      v: {type: string, allOf: [{pattern: "^a"}, {maxLength: 2}]}
+      z: {type: integer, multipleOf: 5}
+      zf: {type: number, multipleOf: 0.5}
+      o: {type: object, properties: {a: {type: integer}, b: {type: string}}, oneOf: [{required: [a]}, {required: [b]}]}
+      p: {x-kubernetes-int-or-string: true, anyOf: [{type: integer}, {type: string}]}
+      q: {x-kubernetes-int-or-string: true, allOf: [{anyOf: [{type: integer}, {type: string}]}, {pattern: "^[0-9]+%$"}]}
+      "n": {type: object, properties: {a: {type: integer}}, anyOf: [{properties: {a: {minimum: 10}}}, {properties: {a: {maximum: 2}}}]}
+`
+
+const keywordSchema = `
+type: object
+properties:
+  spec:
+    type: object
+    properties:
+      e: {type: string, enum: [a, b]}
+      s: {type: string, maxLength: 2, minLength: 4, pattern: "^a", format: uuid}
+      "n": {type: integer, minimum: 3, maximum: 1, multipleOf: 2}
+      arr: {type: array, items: {type: integer, minimum: 3}, minItems: 4, maxItems: 1}
+      obj: {type: object, required: [a, c], maxProperties: 1, minProperties: 5, properties: {a: {type: integer, minimum: 3}, b: {type: integer, minimum: 3}}}
+      an2: {type: object, properties: {a: {type: integer}, b: {type: integer}}, anyOf: [{required: [b]}, {properties: {a: {minimum: 10, maximum: 20}}}]}
+      nul: {type: string, nullable: true, not: {enum: [null]}}
+      nn: {type: integer, anyOf: [{minimum: 10}, {maximum: 2}]}
+      set: {type: array, x-kubernetes-list-type: set, items: {type: number}}
+`
+
+func TestValidate_JunctorsAndKeywordsAsKube(t *testing.T) {
+	for _, c := range []struct {
+		schema string
+		cases  []struct{ name, spec, want string }
+	}{
+		{junctorSchema, []struct{ name, spec, want string }{
+			{"NotValidated", `{"x":4}`,
+				"<nil>: Invalid value: \"\": \"spec.x\" must not validate the schema (not)"},
+			{"AnyOfNoneValidReportsTheFirstFailure", `{"y":"bcd"}`,
+				"<nil>: Invalid value: \"\": \"spec.y\" must validate at least one schema (anyOf)\nspec.y: Invalid value: \"bcd\": spec.y in body should match '^a'"},
+			{"OneOfTwoValid", `{"w":"ab"}`,
+				"<nil>: Invalid value: \"\": \"spec.w\" must validate one and only one schema (oneOf). Found 2 valid alternatives"},
+			{"OneOfNoneValid", `{"w":"bcd"}`,
+				"<nil>: Invalid value: \"\": \"spec.w\" must validate one and only one schema (oneOf). Found none valid\nspec.w: Invalid value: \"bcd\": spec.w in body should match '^a'"},
+			{"AllOfNoneValidReportsAll", `{"v":"bcd"}`,
+				"spec.v: Invalid value: \"bcd\": spec.v in body should match '^a'\nspec.v: Too long: may not be longer than 2\n<nil>: Invalid value: \"\": \"spec.v\" must validate all the schemas (allOf). None validated"},
+			{"MultipleOfInteger", `{"z":7}`,
+				"spec.z: Invalid value: 7: spec.z in body should be a multiple of 5"},
+			{"MultipleOfFraction", `{"zf":0.7}`,
+				"spec.zf: Invalid value: 0.7: spec.zf in body should be a multiple of 0.5"},
+			{"MultipleOfFractionHolds", `{"zf":1.5}`, ""},
+			{"FractionForIntegerStillChecksMultipleOf", `{"z":7.5}`,
+				"spec.z: Invalid value: \"number\": spec.z in body must be of type integer: \"number\"\nspec.z: Invalid value: 7.5: spec.z in body should be a multiple of 5"},
+			{"IntegerAgainstFractionalFactor", `{"zf":3}`,
+				"spec.zf: Invalid value: 0: factor MultipleOf declared for spec.zf must be positive: 0"},
+			{"OneOfObjectBothRequired", `{"o":{"a":1,"b":"x"}}`,
+				"<nil>: Invalid value: \"\": \"spec.o\" must validate one and only one schema (oneOf). Found 2 valid alternatives"},
+			{"OneOfObjectNoneRequired", `{"o":{}}`,
+				"<nil>: Invalid value: \"\": \"spec.o\" must validate one and only one schema (oneOf). Found none valid\nspec.o.a: Required value"},
+			{"IntOrStringAnyOfWrongType", `{"p":true}`,
+				"spec.p: Invalid value: \"boolean\": spec.p in body must be of type integer,string: \"boolean\"\n<nil>: Invalid value: \"\": \"spec.p\" must validate at least one schema (anyOf)\nspec.p: Invalid value: \"boolean\": spec.p in body must be of type integer: \"boolean\""},
+			{"IntOrStringAllOfPattern", `{"q":"5"}`,
+				"spec.q: Invalid value: \"5\": spec.q in body should match '^[0-9]+%$'\n<nil>: Invalid value: \"\": \"spec.q\" must validate all the schemas (allOf)"},
+			{"IntOrStringAllOfInteger", `{"q":5}`, ""},
+			{"AnyOfPropertiesReportsTheFirstFailure", `{"n":{"a":5}}`,
+				"<nil>: Invalid value: \"\": \"spec.n\" must validate at least one schema (anyOf)\nspec.n.a: Invalid value: 5: spec.n.a in body should be greater than or equal to 10"},
+			{"WrongTypeStillChecksJunctors", `{"x":"s"}`,
+				"spec.x: Invalid value: \"string\": spec.x in body must be of type integer: \"string\"\n<nil>: Invalid value: \"\": \"spec.x\" must not validate the schema (not)"},
+			{"ObjectOfWrongTypeStillChecksOneOf", `{"o":5}`,
+				"spec.o: Invalid value: \"integer\": spec.o in body must be of type object: \"integer\"\n<nil>: Invalid value: \"\": \"spec.o\" must validate one and only one schema (oneOf). Found 2 valid alternatives"},
+			{"AllValid", `{"p":"80%","q":"50%","x":1,"y":"a","w":"abc","v":"a","z":10}`, ""},
+		}},
+		{keywordSchema, []struct{ name, spec, want string }{
+			{"WrongTypeStillChecksEnum", `{"e":5}`,
+				"spec.e: Invalid value: \"integer\": spec.e in body must be of type string: \"integer\"\nspec.e: Unsupported value: 5: supported values: \"a\", \"b\""},
+			{"OnlyFirstStringErrorThenFormat", `{"s":"bcd"}`,
+				"spec.s: Too long: may not be longer than 2\nspec.s: Invalid value: \"bcd\": spec.s in body must be of type uuid: \"bcd\""},
+			{"NumberOrder", `{"n":7.5}`,
+				"spec.n: Invalid value: \"number\": spec.n in body must be of type integer: \"number\"\nspec.n: Invalid value: 7.5: spec.n in body should be a multiple of 2\nspec.n: Invalid value: 7.5: spec.n in body should be less than or equal to 1"},
+			{"ItemsBeforeCount", `{"arr":[1,2]}`,
+				"spec.arr[0]: Invalid value: 1: spec.arr[0] in body should be greater than or equal to 3\nspec.arr[1]: Invalid value: 2: spec.arr[1] in body should be greater than or equal to 3\nspec.arr: Invalid value: 2: spec.arr in body should have at least 4 items\nspec.arr: Too many: 2: must have at most 1 items"},
+			{"ObjectOrder", `{"obj":{"a":1,"b":2}}`,
+				"spec.obj: Invalid value: 2: spec.obj in body should have at least 5 properties\nspec.obj: Too many: 2: must have at most 1 items\nspec.obj.a: Invalid value: 1: spec.obj.a in body should be greater than or equal to 3\nspec.obj.b: Invalid value: 2: spec.obj.b in body should be greater than or equal to 3\nspec.obj.c: Required value"},
+			{"AnyOfChoosesTheFailureWithMostChecks", `{"an2":{"a":1}}`,
+				"<nil>: Invalid value: \"\": \"spec.an2\" must validate at least one schema (anyOf)\nspec.an2.a: Invalid value: 1: spec.an2.a in body should be greater than or equal to 10"},
+			{"NullIsNotInNullEnum", `{"nul":null}`, ""},
+			{"AnyOfSecondValid", `{"nn":1}`, ""},
+			{"NullItem", `{"arr":[null]}`,
+				"spec.arr[0]: Invalid value: \"null\": spec.arr[0] in body must be of type integer: \"null\"\nspec.arr: Invalid value: 1: spec.arr in body should have at least 4 items"},
+			{"SetDuplicatesAtTheirSecondOccurrence", `{"set":[1,1,1.0,1.5,1.5,1.5]}`,
+				"spec.set[1]: Duplicate value: 1\nspec.set[4]: Duplicate value: 1.5"},
+		}},
+	} {
+		st := mustSchema(t, c.schema)
+		for _, tc := range c.cases {
+			t.Run(tc.name, func(t *testing.T) {
+				obj := decode(t, `{"spec":`+tc.spec+`}`)
+				if got := errStrings(st.Validate(obj)); got != tc.want {
+					t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+				}
+			})
 		}
 	}
 }

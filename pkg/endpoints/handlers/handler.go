@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/cronplane/cronplane/pkg/admission"
@@ -82,26 +83,32 @@ type call struct {
 	warnings  *warning.Recorder
 }
 
+// ServeHTTP is the one place that answers: the verb returns a code and
+// an object, or an error that becomes a Status; a watch has written its
+// stream when it returns neither.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	warnings := &warning.Recorder{}
 	r = r.WithContext(warning.WithRecorder(r.Context(), warnings))
+	var code int
+	var obj runtime.Object
 	c, err := h.newCall(w, r)
-	if err != nil {
+	if err == nil {
+		c.warnings = warnings
+		if c.entry.Deprecated != nil {
+			c.deprecated()
+		}
+		code, obj, err = c.serve()
+		if err == nil && obj != nil {
+			obj, err = c.transform(obj)
+		}
+	}
+	switch {
+	case err != nil:
 		warnings.WriteHeaders(w.Header())
 		responsewriters.WriteError(w, r, err)
-		return
-	}
-	c.warnings = warnings
-	if c.entry.Deprecated != nil {
-		c.deprecated()
-	}
-	code, obj, err := c.serve()
-	if err != nil {
-		c.fail(err)
-		return
-	}
-	if obj != nil {
-		c.respond(code, obj)
+	case obj != nil:
+		warnings.WriteHeaders(w.Header())
+		responsewriters.Write(w, r, code, obj, c.format)
 	}
 }
 
@@ -135,8 +142,7 @@ func (c *call) serve() (int, runtime.Object, error) {
 		}
 		if opts.Watch {
 			if wt, ok := c.storage.(rest.Watcher); ok {
-				c.serveWatch(wt, opts)
-				return 0, nil, nil
+				return 0, nil, c.serveWatch(wt, opts)
 			}
 		} else if l, ok := c.storage.(rest.Lister); ok {
 			return c.list(l, opts)
@@ -241,7 +247,7 @@ func (h *Handler) newCall(w http.ResponseWriter, r *http.Request) (*call, error)
 	}
 	f, ok := negotiation.Negotiate(r.Header.Get("Accept"), opts)
 	if !ok {
-		return nil, responsewriters.ErrNotAcceptable(negotiation.NotAcceptableMessage(opts))
+		return nil, notAcceptableFor(entry.Resource, opts)
 	}
 	c.format = f
 	return c, nil
@@ -309,24 +315,22 @@ func (c *call) watchList() bool {
 }
 
 // protobufCapable reports whether a resource's objects have a protobuf form.
+// notAcceptableFor is the 406 of a request for none of the representations
+// a resource has. A resource without a Go type (a custom resource, on
+// every path, its scale too) is answered as kube's custom resource
+// handler answers: it names the media types that handler knows, protobuf
+// among them, although it serves none of it.
+func notAcceptableFor(res *rest.Resource, opts negotiation.Options) error {
+	if _, custom := res.New().(*unstructured.Unstructured); custom {
+		return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusNotAcceptable,
+			Reason: metav1.StatusReasonNotAcceptable, Message: "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"}}
+	}
+	return responsewriters.ErrNotAcceptable(negotiation.NotAcceptableMessage(opts))
+}
+
 func protobufCapable(res *rest.Resource) bool {
 	_, ok := res.New().(codec.ProtoMessage)
 	return ok
-}
-
-func (c *call) fail(err error) {
-	c.warnings.WriteHeaders(c.w.Header())
-	responsewriters.WriteError(c.w, c.r, err)
-}
-
-func (c *call) respond(code int, obj runtime.Object) {
-	obj, err := c.transform(obj)
-	if err != nil {
-		c.fail(err)
-		return
-	}
-	c.warnings.WriteHeaders(c.w.Header())
-	responsewriters.Write(c.w, c.r, code, obj, c.format)
 }
 
 // transform turns an answer into the meta.k8s.io kind the client asked
@@ -381,13 +385,13 @@ func (c *call) create(store createFunc) (int, runtime.Object, error) {
 	}
 	opts.FieldManager = managerOrUserAgent(opts.FieldManager, c.r.UserAgent())
 	ctx := c.r.Context()
-	// As kube does: ownership of what the client sent, then the mutating
-	// phase, then the storage, which validates and runs the validating
-	// phase on the prepared object.
-	if err := c.recordFields(nil, obj, opts.FieldManager); err != nil {
+	// The mutating phase, then ownership of the result (what admission
+	// changed is the writer's too), then the storage, which validates and
+	// runs the validating phase on the prepared object.
+	if err := c.admit(ctx, admission.Create, obj, nil, opts.DryRun, opts); err != nil {
 		return 0, nil, err
 	}
-	if err := c.admit(ctx, admission.Create, obj, nil, opts.DryRun, opts); err != nil {
+	if err := c.recordFields(nil, obj, opts.FieldManager); err != nil {
 		return 0, nil, err
 	}
 	out, err := store(ctx, obj, c.validateObject(admission.Create, opts.DryRun, opts), opts)
@@ -418,9 +422,9 @@ func (c *call) update(u rest.Updater) (int, runtime.Object, error) {
 }
 
 // updateWith runs an update whose new object info computes from the
-// current one: then, inside the storage's update loop, managedFields are
-// recorded (unless info recorded them, as apply does) and the mutating
-// phase runs; a write that changes nothing but managedFields times keeps
+// current one: then, inside the storage's update loop, the mutating
+// phase runs and managedFields are recorded (unless info recorded them,
+// as apply does: an apply owns what it sent, as in kube); a write that changes nothing but managedFields times keeps
 // the old times, so that it stores nothing.
 func (c *call) updateWith(u rest.Updater, info *updatedObject, applied bool, opts *metav1.UpdateOptions) (int, runtime.Object, error) {
 	transform := info.transform
@@ -429,17 +433,17 @@ func (c *call) updateWith(u rest.Updater, info *updatedObject, applied bool, opt
 		if err != nil {
 			return nil, err
 		}
-		if !applied {
-			if err := c.recordFields(current, obj, opts.FieldManager); err != nil {
-				return nil, err
-			}
-		}
 		op := admission.Update
 		if current == nil {
 			op = admission.Create
 		}
 		if err := c.admit(ctx, op, obj, current, opts.DryRun, opts); err != nil {
 			return nil, err
+		}
+		if !applied {
+			if err := c.recordFields(current, obj, opts.FieldManager); err != nil {
+				return nil, err
+			}
 		}
 		if current != nil {
 			apply.KeepManagedFieldsTimes(obj, current)

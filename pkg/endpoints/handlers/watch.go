@@ -25,19 +25,18 @@ import (
 
 // serveWatch streams watch events as JSON documents, one per line, each
 // flushed as it is written, until the timeout, the client leaving or the
-// end of the underlying watch.
-func (c *call) serveWatch(wt rest.Watcher, opts metav1.ListOptions) {
+// end of the underlying watch. An error before the stream starts is
+// returned for the caller to answer; later ones end the stream.
+func (c *call) serveWatch(wt rest.Watcher, opts metav1.ListOptions) error {
 	lo, err := c.restListOptions(opts)
 	if err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	ctx, cancel := context.WithTimeout(c.r.Context(), c.watchTimeout(opts))
 	defer cancel()
 	w, err := wt.Watch(ctx, c.namespace, lo)
 	if err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	defer w.Stop()
 	flusher, _ := c.w.(http.Flusher)
@@ -59,10 +58,10 @@ func (c *call) serveWatch(wt rest.Watcher, opts metav1.ListOptions) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case e, ok := <-w.ResultChan():
 			if !ok {
-				return
+				return nil
 			}
 			e, err := c.watchEvent(e)
 			if err == nil {
@@ -74,10 +73,10 @@ func (c *call) serveWatch(wt rest.Watcher, opts metav1.ListOptions) {
 				if buf, err = appendEvent(buf[:0], watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(err).ErrStatus}); err == nil {
 					_, _ = c.w.Write(buf)
 				}
-				return
+				return nil
 			}
 			if _, err := c.w.Write(buf); err != nil {
-				return
+				return nil
 			}
 			if m := c.h.Metrics; m != nil {
 				m.WatchEvent(c.res.GroupVersionKind, len(buf))

@@ -58,6 +58,9 @@ type Deprecation struct {
 	RemovedIn string
 	// Replacement is what to use instead; empty means none.
 	Replacement schema.GroupVersionKind
+	// Message, when set, is the whole warning (a custom resource
+	// version's deprecationWarning, or kube's default for one).
+	Message string
 }
 
 // Warning is kube's warning for a request to a deprecated version:
@@ -65,6 +68,9 @@ type Deprecation struct {
 // use batch/v1 CronJob".
 func (r *Resource) Warning() string {
 	d := r.Deprecated
+	if d.Message != "" {
+		return d.Message
+	}
 	msg := r.GroupVersion().String() + " " + r.Kind + " is deprecated in v" + d.Since + "+"
 	if d.RemovedIn != "" {
 		msg += ", unavailable in v" + d.RemovedIn + "+"

@@ -1,0 +1,69 @@
+package apiextensions
+
+import (
+	"context"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	apiextensionsv1 "github.com/cronplane/cronplane/pkg/apis/apiextensions/v1"
+)
+
+// statusClient keeps the statuses the controller writes.
+type statusClient struct {
+	written []*apiextensionsv1.CustomResourceDefinition
+}
+
+func (c *statusClient) UpdateStatus(_ context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
+	c.written = append(c.written, crd)
+	return nil
+}
+func (c *statusClient) Update(context.Context, *apiextensionsv1.CustomResourceDefinition) error {
+	return nil
+}
+func (c *statusClient) DeleteAll(context.Context, schema.GroupVersionResource) (int, error) {
+	return 0, nil
+}
+
+// A definition in a protected group gets kube's approval condition, as
+// its annotation says; others get none.
+func TestSync_APIApprovalConditionForProtectedGroups(t *testing.T) {
+	for _, tc := range []struct {
+		group, annotation string
+		status            apiextensionsv1.ConditionStatus
+		reason            string
+	}{
+		{"example.org", "", "", ""},
+		{"widgets.k8s.io", "https://github.com/kubernetes/kubernetes/pull/1", apiextensionsv1.ConditionTrue, "ApprovedAnnotation"},
+		{"widgets.k8s.io", "unapproved, experimental", apiextensionsv1.ConditionFalse, "UnapprovedAnnotation"},
+		{"widgets.kubernetes.io", "maybe", apiextensionsv1.ConditionFalse, "InvalidAnnotation"},
+		{"k8s.io", "", apiextensionsv1.ConditionFalse, "MissingAnnotation"},
+	} {
+		t.Run(tc.group+"/"+tc.annotation, func(t *testing.T) {
+			crd := crdWithVersions(apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1", Served: true, Storage: true})
+			crd.Spec.Group = tc.group
+			crd.Name = crd.Spec.Names.Plural + "." + tc.group
+			if tc.annotation != "" {
+				crd.Annotations = map[string]string{"api-approved.kubernetes.io": tc.annotation}
+			}
+			client := &statusClient{}
+			c := &Controller{Client: client}
+			if err := c.Sync(context.Background(), crd, []*apiextensionsv1.CustomResourceDefinition{crd}); err != nil {
+				t.Fatal(err)
+			}
+			if len(client.written) != 1 {
+				t.Fatalf("%d status writes", len(client.written))
+			}
+			cond := client.written[0].Status.Condition(apiextensionsv1.KubernetesAPIApprovalPolicyConformant)
+			if tc.status == "" {
+				if cond != nil {
+					t.Fatalf("unprotected group got %+v", cond)
+				}
+				return
+			}
+			if cond == nil || cond.Status != tc.status || cond.Reason != tc.reason || cond.Message == "" {
+				t.Fatalf("condition %+v, want %s %s", cond, tc.status, tc.reason)
+			}
+		})
+	}
+}

@@ -1,0 +1,124 @@
+package apply
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
+
+	cronschema "github.com/cronplane/cronplane/pkg/schema"
+)
+
+// markerSchema is a custom resource's schema with each merge marker.
+const markerSchema = `{"type":"object","properties":{"spec":{"type":"object","properties":{
+ "replicas":{"type":"integer"},
+ "setList":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"}},
+ "mapList":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],"items":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"value":{"type":"string"}}}},
+ "atomicMap":{"type":"object","x-kubernetes-map-type":"atomic","additionalProperties":{"type":"string"}},
+ "granularMap":{"type":"object","x-kubernetes-map-type":"granular","additionalProperties":{"type":"string"}}}}}}`
+
+func customManager(t *testing.T) *Manager {
+	t.Helper()
+	var v map[string]interface{}
+	if err := json.Unmarshal([]byte(markerSchema), &v); err != nil {
+		t.Fatal(err)
+	}
+	root, errs := cronschema.FromOpenAPIV3(v, field.NewPath("openAPIV3Schema"))
+	if len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	st := (&cronschema.Structural{Root: root}).AsResource("com.example.merge.v1.Marker")
+	empty := &unstructured.Unstructured{}
+	empty.SetAPIVersion("merge.example.com/v1")
+	empty.SetKind("Marker")
+	m, err := NewManager(st, empty, "merge.example.com/v1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func customObject(t *testing.T, s string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts([]byte(s), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func fieldsOf(t *testing.T, u *unstructured.Unstructured) string {
+	t.Helper()
+	var out []string
+	for _, e := range u.GetManagedFields() {
+		b, _ := json.Marshal([]interface{}{e.Manager, e.Operation, e.FieldsV1})
+		out = append(out, string(b))
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
+// TestUpdate_UntypedObjectKeepsNoManagedFields: an object that has no
+// typed form is not refused here, as kube's UpdateNoErrors does not
+// refuse it; its managedFields are dropped and validation answers.
+func TestUpdate_UntypedObjectKeepsNoManagedFields(t *testing.T) {
+	m := customManager(t)
+	live := customObject(t, `{"apiVersion":"merge.example.com/v1","kind":"Marker","metadata":{"name":"m","managedFields":[
+		{"manager":"old","operation":"Update","apiVersion":"merge.example.com/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:replicas":{}}}}]},"spec":{"replicas":1}}`)
+	for _, body := range []string{
+		`{"apiVersion":"merge.example.com/v1","kind":"Marker","metadata":{"name":"m"},"spec":{"replicas":"two"}}`,
+		`{"apiVersion":"merge.example.com/v1","kind":"Marker","metadata":{"name":"m"},"spec":{"mapList":[{"value":"no key"}]}}`,
+	} {
+		for _, l := range []runtime.Object{nil, live} {
+			obj := customObject(t, body)
+			if err := m.Update(l, obj, "writer", "", time.Now()); err != nil {
+				t.Errorf("%s: %v, want the write to go on", body, err)
+			}
+			if mf := obj.GetManagedFields(); mf != nil {
+				t.Errorf("%s: managedFields %v, want none", body, mf)
+			}
+		}
+	}
+}
+
+// TestUpdate_CustomObjectCreateAsKube compares a create's managedFields
+// with kube-apiserver's for the same object: nobody owns metadata itself.
+func TestUpdate_CustomObjectCreateAsKube(t *testing.T) {
+	m := customManager(t)
+	for _, tc := range []struct{ body, want string }{
+		{`{"apiVersion":"merge.example.com/v1","kind":"Marker","metadata":{"name":"m2"},
+			"spec":{"setList":["a"],"mapList":[{"name":"k1","value":"v1"}],"granularMap":{"g":"1"},"atomicMap":{"m":"1"}}}`,
+			`["[\"creator\",\"Update\",{\"f:spec\":{\".\":{},\"f:atomicMap\":{},\"f:granularMap\":{\".\":{},\"f:g\":{}},\"f:mapList\":{\".\":{},\"k:{\\\"name\\\":\\\"k1\\\"}\":{\".\":{},\"f:name\":{},\"f:value\":{}}},\"f:setList\":{\".\":{},\"v:\\\"a\\\"\":{}}}}]"]`},
+		{`{"apiVersion":"merge.example.com/v1","kind":"Marker","metadata":{"name":"m3"}}`, `null`},
+		{`{"apiVersion":"merge.example.com/v1","kind":"Marker","metadata":{"name":"m4","labels":{"x":"y"}}}`,
+			`["[\"creator\",\"Update\",{\"f:metadata\":{\"f:labels\":{\".\":{},\"f:x\":{}}}}]"]`},
+	} {
+		obj := customObject(t, tc.body)
+		if err := m.Update(nil, obj, "creator", "", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if got := fieldsOf(t, obj); got != tc.want {
+			t.Errorf("managedFields\n%s\nwant\n%s", got, tc.want)
+		}
+	}
+}
+
+// TestUpdate_ResetLeavesNoManagedFields: a write asking to clear
+// managedFields that changes nothing else leaves none, as kube answers
+// (not an empty list).
+func TestUpdate_ResetLeavesNoManagedFields(t *testing.T) {
+	m := customManager(t)
+	live := customObject(t, `{"apiVersion":"merge.example.com/v1","kind":"Marker","metadata":{"name":"m","managedFields":[
+		{"manager":"old","operation":"Update","apiVersion":"merge.example.com/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:replicas":{}}}}]},"spec":{"replicas":1}}`)
+	obj := customObject(t, `{"apiVersion":"merge.example.com/v1","kind":"Marker","metadata":{"name":"m","managedFields":[{}]},"spec":{"replicas":1}}`)
+	if err := m.Update(live, obj, "writer", "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if md := obj.Object["metadata"].(map[string]interface{}); md["managedFields"] != nil {
+		t.Errorf("managedFields after a reset: %v", md["managedFields"])
+	}
+}

@@ -1,0 +1,396 @@
+// Package cel compiles and evaluates the x-kubernetes-validations rules
+// of a structural schema (a CustomResourceDefinition version's) with
+// cel-go, as kube-apiserver v1.29 does: self and oldSelf typed from the
+// schema (objects with escaped field names, maps, lists, formats as
+// bytes, timestamps and durations, int-or-string as dyn), kube's
+// libraries (lists, regex, URLs, quantities, extended strings), costs
+// estimated when a definition is written (Check) and counted when an
+// object is (Validator.Validate), with kube's limits and words.
+package cel
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/interpreter"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/cronplane/cronplane/pkg/schema"
+)
+
+// maxMessageExpressionLength is the longest message a messageExpression
+// may give.
+const maxMessageExpressionLength = 5 * 1024
+
+// Validator holds the compiled rules of one schema. It is safe for
+// concurrent use: programs are immutable once built.
+type Validator struct {
+	root *vnode
+}
+
+// Compile compiles every rule of st for validating objects, as kube
+// compiles a stored definition: in the environment of stored rules. It
+// does not fail: a rule that does not compile is reported by Validate
+// for each object, as kube reports it. Definitions are checked by Check
+// before they are stored.
+func Compile(st *schema.Structural) *Validator {
+	root := buildNodes(st)
+	if root == nil {
+		return nil
+	}
+	c := &runtimeCompiler{st: st, done: map[*vnode]bool{}}
+	c.node(root, newDeclType(st, st.Resolve(st.Root), true))
+	if !root.walk {
+		return nil
+	}
+	return &Validator{root: root}
+}
+
+type runtimeCompiler struct {
+	st   *schema.Structural
+	done map[*vnode]bool
+}
+
+// node compiles the rules at n and below, n's self typed as dt; it
+// marks the nodes an object must be walked through.
+func (c *runtimeCompiler) node(n *vnode, dt *declType) bool {
+	if n == nil || dt == nil {
+		return false
+	}
+	if c.done[n] {
+		return n.walk
+	}
+	c.done[n] = true
+	if len(n.s.XValidations) > 0 {
+		nc := newNodeCompiler(dt)
+		for _, r := range n.s.XValidations {
+			// fieldPath is relative to the schema as written
+			n.rules = append(n.rules, nc.compile(n.orig, r, storedExpressions, storedExpressions))
+		}
+		n.walk = true
+	}
+	for k, p := range n.props {
+		var pdt *declType
+		if esc, ok := Escape(k); ok {
+			f, found := dt.field(esc)
+			if !found {
+				// rules cannot see it; kube validates nothing below
+				continue
+			}
+			pdt = f.typ
+		} else {
+			pdt = newDeclType(c.st, p.s, p.resource)
+		}
+		if c.node(p, pdt) {
+			n.walk = true
+			n.walkProps = append(n.walkProps, k)
+		}
+	}
+	sort.Strings(n.walkProps)
+	if n.items != nil && dt.kind == kindList && c.node(n.items, dt.elem) {
+		n.walk = true
+	}
+	if n.additional != nil && dt.kind == kindMap && c.node(n.additional, dt.elem) {
+		n.walk = true
+	}
+	return n.walk
+}
+
+// Validate checks obj (and, on update, old) against every rule at every
+// node present in obj, under kube's budgets: PerCallLimit for one run of
+// one rule, RuntimeCELCostBudget for all of them; once either is
+// exceeded nothing more is evaluated.
+func (v *Validator) Validate(ctx context.Context, obj, old map[string]interface{}) field.ErrorList {
+	if v == nil || v.root == nil || obj == nil {
+		return nil
+	}
+	e := &evaluation{ctx: ctx, budget: RuntimeCELCostBudget}
+	var oldVal interface{}
+	if old != nil {
+		oldVal = old
+	}
+	e.walk(v.root, nil, obj, oldVal)
+	return e.errs
+}
+
+type evaluation struct {
+	ctx    context.Context
+	budget int64
+	// stopped is set once a budget is exhausted: nothing more runs.
+	stopped bool
+	errs    field.ErrorList
+}
+
+func (e *evaluation) walk(n *vnode, path *field.Path, val, old interface{}) {
+	if n == nil || !n.walk || val == nil || e.stopped {
+		return
+	}
+	if len(n.rules) > 0 {
+		e.rules(n, path, val, old)
+		if e.stopped {
+			return
+		}
+	}
+	switch x := val.(type) {
+	case []interface{}:
+		if n.items == nil || !n.items.walk {
+			return
+		}
+		oldItem := correlate(n, old)
+		for i, item := range x {
+			e.walk(n.items, path.Index(i), item, oldItem(item))
+			if e.stopped {
+				return
+			}
+		}
+	case map[string]interface{}:
+		om, _ := old.(map[string]interface{})
+		if n.additional != nil && n.additional.walk {
+			for _, k := range sortedKeys(x) {
+				e.walk(n.additional, path.Key(k), x[k], mapValue(om, k))
+				if e.stopped {
+					return
+				}
+			}
+		}
+		for _, k := range n.walkProps {
+			if v, ok := x[k]; ok {
+				e.walk(n.props[k], path.Child(k), v, mapValue(om, k))
+				if e.stopped {
+					return
+				}
+			}
+		}
+	}
+}
+
+func mapValue(m map[string]interface{}, k string) interface{} {
+	if m == nil {
+		return nil
+	}
+	return m[k]
+}
+
+// correlate returns how the items of a list find their old value: a map
+// list's by their keys (a missing key read from its default); other
+// lists' items have none.
+func correlate(n *vnode, old interface{}) func(interface{}) interface{} {
+	ol, _ := old.([]interface{})
+	if n.s.ListType != "map" || len(n.s.ListMapKeys) == 0 || len(ol) == 0 || n.items == nil {
+		return func(interface{}) interface{} { return nil }
+	}
+	keyOf := func(item interface{}) (string, bool) {
+		m, ok := item.(map[string]interface{})
+		if !ok {
+			return "", false
+		}
+		var b strings.Builder
+		for _, k := range n.s.ListMapKeys {
+			v, ok := m[k]
+			if !ok {
+				if p := n.items.s.Properties[k]; p != nil && p.Default != nil {
+					v = p.Default
+				} else {
+					return "", false
+				}
+			}
+			switch v.(type) {
+			case map[string]interface{}, []interface{}:
+				return "", false
+			}
+			fmt.Fprintf(&b, "%T:%v\x00", v, v)
+		}
+		return b.String(), true
+	}
+	index := make(map[string]interface{}, len(ol))
+	for _, o := range ol {
+		if k, ok := keyOf(o); ok {
+			if _, dup := index[k]; !dup {
+				index[k] = o
+			}
+		}
+	}
+	return func(item interface{}) interface{} {
+		k, ok := keyOf(item)
+		if !ok {
+			return nil
+		}
+		return index[k]
+	}
+}
+
+// activation resolves self and oldSelf.
+type activation struct {
+	self, old ref.Val
+	hasOld    bool
+}
+
+func (a *activation) ResolveName(name string) (interface{}, bool) {
+	switch name {
+	case selfVar:
+		return a.self, true
+	case oldSelfVar:
+		return a.old, a.hasOld
+	}
+	return nil, false
+}
+
+func (a *activation) Parent() interpreter.Activation { return nil }
+
+// rules evaluates the rules at n against val (and old).
+func (e *evaluation) rules(n *vnode, path *field.Path, val, old interface{}) {
+	kind := n.s.Type
+	if e.budget <= 0 {
+		e.errs = append(e.errs, field.Invalid(path, kind, "validation failed due to running out of cost budget, no further validation rules will be run"))
+		e.stopped = true
+		return
+	}
+	act := &activation{self: toVal(val, n)}
+	if old != nil {
+		act.old, act.hasOld = toVal(old, n), true
+	}
+	var optAct *activation
+	for _, r := range n.rules {
+		if r.err != nil {
+			e.errs = append(e.errs, field.Invalid(path, kind, "rule compile error: "+r.err.detail))
+			continue
+		}
+		if r.program == nil {
+			continue
+		}
+		if r.usesOldSelf && old == nil {
+			// transition rules need an old value to compare with
+			continue
+		}
+		a := act
+		if r.optionalOldSelf {
+			if optAct == nil {
+				optAct = &activation{self: act.self, old: types.OptionalNone, hasOld: true}
+				if act.hasOld {
+					optAct.old = types.OptionalOf(act.old)
+				}
+			}
+			a = optAct
+		}
+		out, details, err := r.program.ContextEval(e.ctx, a)
+		if details == nil || details.ActualCost() == nil {
+			e.errs = append(e.errs, field.Invalid(path, kind, fmt.Sprintf("runtime cost could not be calculated for validation rule: %v, no further validation rules will be run", ruleErrorString(r.src))))
+			e.stopped = true
+			return
+		}
+		cost := *details.ActualCost()
+		if cost > math.MaxInt64 || int64(cost) > e.budget {
+			e.errs = append(e.errs, field.Invalid(path, kind, "validation failed due to running out of cost budget, no further validation rules will be run"))
+			e.stopped = true
+			return
+		}
+		e.budget -= int64(cost)
+		if err != nil {
+			switch msg := err.Error(); {
+			case strings.HasPrefix(msg, "no such overload"):
+				// only where types are left to run time: int-or-string
+				e.errs = append(e.errs, field.Invalid(path, kind, fmt.Sprintf("'%v': call arguments did not match a supported operator, function or macro signature for rule: %v", err, ruleErrorString(r.src))))
+			case strings.HasPrefix(msg, "operation cancelled: actual cost limit exceeded"):
+				e.errs = append(e.errs, field.Invalid(path, kind, fmt.Sprintf("'%v': no further validation rules will be run due to call cost exceeds limit for rule: %v", err, ruleErrorString(r.src))))
+				e.stopped = true
+				return
+			default:
+				// no such key, index out of bounds, overflow, division by zero...
+				e.errs = append(e.errs, field.Invalid(path, kind, fmt.Sprintf("%v evaluating rule: %v", err, ruleErrorString(r.src))))
+			}
+			continue
+		}
+		if out == types.True {
+			continue
+		}
+		if r.fieldPath != "" {
+			// kube-apiserver v1.29 reports this violation and those of
+			// the node's later rules under the fieldPath
+			path = path.Child(r.fieldPath)
+		}
+		if r.message == nil {
+			e.errs = append(e.errs, violation(r.src.Reason, path, kind, ruleMessageOrDefault(r.src)))
+			continue
+		}
+		msg, fatal, err := e.messageExpression(r, a, path, kind)
+		switch {
+		case fatal != nil:
+			e.errs = append(e.errs, fatal)
+			e.stopped = true
+			return
+		case err != nil:
+			e.errs = append(e.errs, violation(r.src.Reason, path, kind, ruleMessageOrDefault(r.src)))
+		default:
+			e.errs = append(e.errs, violation(r.src.Reason, path, kind, msg))
+		}
+	}
+}
+
+// messageExpression evaluates a failed rule's messageExpression: its
+// message, or an error (the rule's message is given instead), or a
+// fatal error that stops evaluation.
+func (e *evaluation) messageExpression(r *compiledRule, a *activation, path *field.Path, kind interface{}) (string, *field.Error, error) {
+	out, details, err := r.message.ContextEval(e.ctx, a)
+	if details == nil || details.ActualCost() == nil {
+		return "", field.InternalError(path, fmt.Errorf("runtime cost could not be calculated for messageExpression: %q", r.src.MessageExpression)), nil
+	}
+	cost := *details.ActualCost()
+	if cost > math.MaxInt64 || int64(cost) > e.budget {
+		return "", field.Invalid(path, kind, "messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run"), nil
+	}
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "operation cancelled: actual cost limit exceeded") {
+			return "", field.Invalid(path, kind, fmt.Sprintf("no further validation rules will be run due to call cost exceeds limit for messageExpression: %q", r.src.MessageExpression)), nil
+		}
+		e.budget -= int64(cost)
+		return "", nil, fmt.Errorf("messageExpression evaluation failed due to: %v", err)
+	}
+	e.budget -= int64(cost)
+	s, ok := out.Value().(string)
+	if !ok {
+		return "", nil, fmt.Errorf("messageExpression failed to convert to string")
+	}
+	s = strings.TrimSpace(s)
+	switch {
+	case len(s) > maxMessageExpressionLength:
+		return "", nil, fmt.Errorf("messageExpression beyond allowable length of %d", maxMessageExpressionLength)
+	case hasNewlines(s):
+		return "", nil, fmt.Errorf("messageExpression should not contain line breaks")
+	case s == "":
+		return "", nil, fmt.Errorf("messageExpression should evaluate to a non-empty string")
+	}
+	return s, nil, nil
+}
+
+func ruleErrorString(r schema.ValidationRule) string {
+	if r.Message != "" {
+		return strings.TrimSpace(r.Message)
+	}
+	return strings.TrimSpace(r.Rule)
+}
+
+func ruleMessageOrDefault(r schema.ValidationRule) string {
+	if r.Message == "" {
+		return "failed rule: " + ruleErrorString(r)
+	}
+	return strings.TrimSpace(r.Message)
+}
+
+// violation is the error of a failed rule in kube's form for its reason;
+// the value reported is the schema type of the node, as kube reports it.
+func violation(reason string, path *field.Path, kind interface{}, detail string) *field.Error {
+	switch reason {
+	case "FieldValueForbidden":
+		return field.Forbidden(path, detail)
+	case "FieldValueRequired":
+		return field.Required(path, detail)
+	case "FieldValueDuplicate":
+		return field.Duplicate(path, kind)
+	}
+	return field.Invalid(path, kind, detail)
+}

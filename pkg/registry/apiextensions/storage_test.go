@@ -1,0 +1,119 @@
+package apiextensions
+
+import (
+	"bytes"
+	"os"
+	"testing"
+
+	apiextensionsv1 "github.com/cronplane/cronplane/pkg/apis/apiextensions/v1"
+)
+
+// The fixtures are kube-apiserver v1.29.15's bytes for two definitions
+// applied as v1 with kubectl: one version sharing its schema and
+// subresources; two versions with different schemas and columns, scale,
+// deprecation and a validation rule.
+func TestStorageCodec_ReadsAndWritesKubesBytes(t *testing.T) {
+	for _, tc := range []struct {
+		file     string
+		versions int
+		check    func(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition)
+	}{
+		{file: "testdata/kube-probes.json", versions: 1, check: func(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) {
+			v := crd.Spec.Versions[0]
+			if v.Schema == nil || v.Subresources == nil || v.Subresources.Status == nil {
+				t.Errorf("the spec's schema and subresources were not given to the version: %+v", v)
+			}
+		}},
+		{file: "testdata/kube-gadgets.json", versions: 2, check: func(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) {
+			v1, v2 := crd.Spec.Versions[0], crd.Spec.Versions[1]
+			if v1.Subresources == nil || v1.Subresources.Scale == nil || v2.Subresources == nil || v2.Subresources.Scale == nil {
+				t.Errorf("shared subresources not on both versions: %+v %+v", v1.Subresources, v2.Subresources)
+			}
+			if len(v1.AdditionalPrinterColumns) != 1 || v1.AdditionalPrinterColumns[0].JSONPath != ".spec.replicas" {
+				t.Errorf("v1 columns = %+v", v1.AdditionalPrinterColumns)
+			}
+			if !v1.Deprecated || v2.Schema.OpenAPIV3Schema["x-kubernetes-preserve-unknown-fields"] != true {
+				t.Errorf("versions read wrong: %+v / %+v", v1, v2)
+			}
+			if got := crd.Status.StoredVersions; len(got) != 1 || got[0] != "v2" {
+				t.Errorf("storedVersions = %v", got)
+			}
+		}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			data, err := os.ReadFile(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj, err := storageCodec{}.Decode(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+			if crd.APIVersion != "apiextensions.k8s.io/v1" || len(crd.Spec.Versions) != tc.versions || crd.Spec.PreserveUnknownFields {
+				t.Errorf("decoded %s with %d versions, preserveUnknownFields %v", crd.APIVersion, len(crd.Spec.Versions), crd.Spec.PreserveUnknownFields)
+			}
+			tc.check(t, crd)
+			out, err := storageCodec{}.Encode(crd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(out, data) {
+				t.Errorf("written bytes differ from kube's:\n got %s\nwant %s", out, data)
+			}
+		})
+	}
+}
+
+func TestStorageCodec_ReadsV1(t *testing.T) {
+	data := []byte(`{"kind":"CustomResourceDefinition","apiVersion":"apiextensions.k8s.io/v1","metadata":{"name":"a.example.com"},` +
+		`"spec":{"group":"example.com","names":{"plural":"a","kind":"A"},"scope":"Cluster","versions":[{"name":"v1","served":true,"storage":true}]},` +
+		`"status":{"acceptedNames":{"plural":"","kind":""},"storedVersions":["v1"]}}`)
+	obj, err := storageCodec{}.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if crd := obj.(*apiextensionsv1.CustomResourceDefinition); crd.Spec.Versions[0].Name != "v1" {
+		t.Errorf("decoded %+v", crd.Spec)
+	}
+	if _, err := (storageCodec{}).Decode([]byte(`{"kind":"ConfigMap","apiVersion":"v1"}`)); err == nil {
+		t.Error("a stored ConfigMap decoded as a definition")
+	}
+}
+
+// optionalOldSelf is behind a gate off in kube v1.29: dropped on create,
+// and on update unless the definition had it already.
+func TestStrategy_DropsOptionalOldSelfUnlessInUse(t *testing.T) {
+	withRule := func(optional bool) *apiextensionsv1.CustomResourceDefinition {
+		rule := map[string]interface{}{"rule": "!oldSelf.hasValue() || self >= oldSelf.value()"}
+		if optional {
+			rule["optionalOldSelf"] = true
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		crd.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Storage: true, Schema: &apiextensionsv1.CustomResourceValidation{
+			OpenAPIV3Schema: apiextensionsv1.JSONSchemaProps{"type": "object", "properties": map[string]interface{}{
+				"spec": map[string]interface{}{"type": "object", "properties": map[string]interface{}{
+					"n": map[string]interface{}{"type": "integer", "x-kubernetes-validations": []interface{}{rule}},
+				}},
+			}},
+		}}}
+		return crd
+	}
+	kept := func(crd *apiextensionsv1.CustomResourceDefinition) bool { return usesOptionalOldSelf(crd) }
+	s := Strategy{}
+	created := withRule(true)
+	s.PrepareForCreate(created)
+	if kept(created) {
+		t.Error("create kept optionalOldSelf")
+	}
+	updated := withRule(true)
+	s.PrepareForUpdate(updated, withRule(false))
+	if kept(updated) {
+		t.Error("an update that adds optionalOldSelf kept it")
+	}
+	updated = withRule(true)
+	s.PrepareForUpdate(updated, withRule(true))
+	if !kept(updated) {
+		t.Error("an update of a definition that had optionalOldSelf dropped it")
+	}
+}
