@@ -13,6 +13,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/apiserver"
 	"github.com/cronplane/cronplane/pkg/logs"
+	"github.com/cronplane/cronplane/pkg/probe"
 )
 
 func main() {
@@ -52,6 +53,7 @@ func newCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&opts.EtcdServers, "etcd-servers", opts.EtcdServers, "etcd client URLs, comma separated; empty starts an embedded etcd under --data-dir")
+	opts.EtcdTLS.AddFlags(f)
 	f.StringVar(&opts.DataDir, "data-dir", opts.DataDir, "directory for the embedded etcd, generated certificates and admin.kubeconfig")
 	f.StringVar(&opts.EtcdPrefix, "etcd-prefix", opts.EtcdPrefix, "prefix of every key in etcd")
 	f.StringVar(&opts.BindAddress, "bind-address", opts.BindAddress, "IP address to serve HTTPS on")
@@ -69,12 +71,15 @@ func newCommand() *cobra.Command {
 	f.DurationVar(&opts.CompactionInterval, "etcd-compaction-interval", opts.CompactionInterval, "how often etcd's history is compacted (coordinated with other apiservers); 0 turns compaction off")
 	f.Var(opts.FeatureGates, "feature-gates", opts.FeatureGates.Help())
 	f.StringToStringVar(&opts.RuntimeConfig, "runtime-config", opts.RuntimeConfig, "key=true|false pairs, comma separated, choosing the built-in APIs served: api/all, api/ga, api/beta, api/alpha, <group>/<version> or <group>/<version>/<resource> (the core group is api/v1 and cannot be disabled); e.g. batch/v1=false")
+	f.StringVar(&opts.ShowHiddenMetricsForVersion, "show-hidden-metrics-for-version", opts.ShowHiddenMetricsForVersion, "serve again the metrics hidden since the previous minor release; the only value accepted is that release, 1.28")
+	f.BoolVar(&opts.Profiling, "profiling", opts.Profiling, "serve Go's profiles at /debug/pprof/ to those allowed to get those paths (system:masters)")
 	f.BoolVar(&opts.RequestMetrics, "request-metrics", opts.RequestMetrics, "record the apiserver_request_* metrics (off only to measure what they cost)")
 	if err := f.MarkHidden("request-metrics"); err != nil {
 		panic(err)
 	}
 	logging.AddFlags(f)
 	f.Int64Var(&opts.MinRequestTimeout, "min-request-timeout", opts.MinRequestTimeout, "seconds a watch without timeoutSeconds lasts at least (it lasts up to twice this)")
+	cmd.AddCommand(probe.NewCommand())
 	return cmd
 }
 

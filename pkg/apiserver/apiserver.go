@@ -37,6 +37,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/admission"
 	"github.com/cronplane/cronplane/pkg/admission/plugin/namespacelifecycle"
+	"github.com/cronplane/cronplane/pkg/apiextensions"
 	"github.com/cronplane/cronplane/pkg/apply"
 	"github.com/cronplane/cronplane/pkg/audit"
 	"github.com/cronplane/cronplane/pkg/auth/authenticator"
@@ -57,6 +58,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/kubeconfig"
 	"github.com/cronplane/cronplane/pkg/metrics"
 	"github.com/cronplane/cronplane/pkg/registry"
+	apiextensionsregistry "github.com/cronplane/cronplane/pkg/registry/apiextensions"
 	"github.com/cronplane/cronplane/pkg/registry/authentication"
 	"github.com/cronplane/cronplane/pkg/registry/authorization"
 	"github.com/cronplane/cronplane/pkg/registry/batch"
@@ -76,6 +78,9 @@ type Options struct {
 	// EtcdServers lists etcd client URLs; empty starts an embedded etcd in
 	// DataDir/etcd.
 	EtcdServers []string
+	// EtcdTLS authenticates the server to etcd and etcd to the server;
+	// empty files mean plain connections.
+	EtcdTLS     EtcdTLSOptions
 	DataDir     string
 	EtcdPrefix  string
 	BindAddress string
@@ -104,8 +109,14 @@ type Options struct {
 	// RequestMetrics records the request metrics; off only to measure
 	// what they cost.
 	RequestMetrics bool
+	// Profiling serves Go's profiles at /debug/pprof/ (to whom
+	// authorization lets get those paths: system:masters, cluster-admin).
+	Profiling bool
 	// Audit configures the audit log (--audit-*).
 	Audit audit.Options
+	// Admission are plugins that run after the built-in ones, in order,
+	// in both phases (for embedders and tests).
+	Admission []admission.Interface
 	// MinRequestTimeout (seconds) bounds watches without timeoutSeconds.
 	MinRequestTimeout int64
 	// Serving sets the in-flight limits, the request timeout, the health
@@ -135,6 +146,7 @@ func DefaultOptions() Options {
 		AnonymousAuth:      true,
 		AuthorizationModes: []string{ModeRBAC},
 		RequestMetrics:     true,
+		Profiling:          true,
 		Serving:            DefaultServingOptions(),
 	}
 }
@@ -261,6 +273,9 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if err := s.installResources(resources, served); err != nil {
 		return nil, err
 	}
+	if err := s.startCustomResources(); err != nil {
+		return nil, err
+	}
 	tlsConfig, err := s.tlsConfig()
 	if err != nil {
 		return nil, err
@@ -311,7 +326,8 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if err := s.writeControllerManagerKubeconfig(controllerToken); err != nil {
 		return nil, err
 	}
-	baseCtx, stop := context.WithCancel(context.Background())
+	// Requests log through the server's logger (klog.FromContext).
+	baseCtx, stop := context.WithCancel(klog.NewContext(context.Background(), opts.Logger))
 	s.stopRequests = stop
 	s.http = &http.Server{
 		Handler:           s.handler,
@@ -334,7 +350,11 @@ func (s *Server) connectEtcd(ctx context.Context) error {
 		s.etcd, s.client = e, e.Client()
 		return nil
 	}
-	c, err := clientv3.New(clientv3.Config{Endpoints: s.opts.EtcdServers, DialTimeout: 10 * time.Second, Context: ctx})
+	tlsConfig, err := s.opts.EtcdTLS.clientConfig()
+	if err != nil {
+		return err
+	}
+	c, err := clientv3.New(clientv3.Config{Endpoints: s.opts.EtcdServers, DialTimeout: 10 * time.Second, Context: ctx, TLS: tlsConfig})
 	if err != nil {
 		return fmt.Errorf("connecting to etcd %v: %w", s.opts.EtcdServers, err)
 	}
@@ -348,7 +368,8 @@ func builtinResources(escalation *rbacregistry.Escalation) []*generic.Resource {
 	resources = append(resources, batch.Resources()...)
 	resources = append(resources, coordination.Resources()...)
 	resources = append(resources, rbacregistry.Resources(escalation)...)
-	return append(resources, events.Resources()...)
+	resources = append(resources, events.Resources()...)
+	return append(resources, apiextensionsregistry.Resource(apiextensions.CheckSchema))
 }
 
 // resolveServed applies --runtime-config to the built-in resources.
@@ -392,7 +413,9 @@ func (s *Server) InstallResource(res *generic.Resource) error {
 		return fmt.Errorf("merge schema of %s: %w", res.GroupResource(), err)
 	}
 	store := generic.NewStore(res, s.storageFor(res), s.opts.EtcdPrefix)
+	s.cachesMu.Lock()
 	s.stores[res.GroupVersionResource()] = store
+	s.cachesMu.Unlock()
 	main, subresources := store.Storages()
 	s.Registry.Add(&registry.Entry{Resource: &res.Resource, Storage: main, Subresources: subresources, Fields: fields})
 	return nil
@@ -417,9 +440,10 @@ func statusResetFields(res *generic.Resource) map[string][]string {
 // admissionChain is the admission chain, in order: the one place where
 // plugins are added.
 func (s *Server) admissionChain() admission.Chain {
-	return admission.Chain{
+	chain := admission.Chain{
 		namespacelifecycle.Plugin{Namespaces: namespaceGetter{s.Registry}},
 	}
+	return append(chain, s.opts.Admission...)
 }
 
 // storageFor returns the watch cache over etcd of a resource's storage;
@@ -487,6 +511,20 @@ func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 	return nil
 }
 
+// resourcesFirst sends the requests their RequestInfo names resource
+// requests straight to resources, without matching the router's regular
+// expressions, which cost a get about 4% of its time; the router serves
+// the rest.
+func resourcesFirst(resources, router http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if info, ok := request.RequestInfoFrom(r.Context()); ok && info.IsResourceRequest {
+			resources.ServeHTTP(w, r)
+			return
+		}
+		router.ServeHTTP(w, r)
+	})
+}
+
 func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Authorizer) http.Handler {
 	var requestMetrics *instrumentation.Metrics
 	if s.opts.RequestMetrics {
@@ -502,6 +540,9 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	// method; /version and the version documents only GET.
 	s.installHealth(r)
 	r.Handle("/metrics", getOnly(s.Metrics.Handler().ServeHTTP))
+	if s.opts.Profiling {
+		installProfiling(r)
+	}
 	r.HandleFunc("/version", getOnly(disc.ServeVersion))
 	r.HandleFunc("/api", getOnly(disc.ServeLegacy))
 	r.HandleFunc("/api/v1", getOnly(func(w http.ResponseWriter, r *http.Request) {
@@ -527,7 +568,7 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 		responsewriters.WriteError(w, r, responsewriters.ErrNotFound())
 	})
 
-	var h http.Handler = r
+	h := resourcesFirst(resources, r)
 	if !s.opts.FeatureGates.Enabled(featuregate.APIResponseCompression) {
 		h = withoutCompression(h)
 	}

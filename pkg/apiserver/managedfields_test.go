@@ -29,8 +29,10 @@ func TestManagedFields_MatchKubeForEveryServedKind(t *testing.T) {
 	}
 	for mode, commands := range modes {
 		ns := namespace(t)
-		for _, kind := range []string{"cj", "job", "lease", "ev", "ev2"} {
+		for _, kind := range []string{"cj", "job", "lease", "ev", "ev2", "ns", "sa", "cm", "secret", "role", "rb", "cr", "crb"} {
 			t.Run(mode+"/"+kind, func(t *testing.T) {
+				// Cluster-scoped objects are named after the namespace, so
+				// that each mode has its own.
 				manifest := strings.ReplaceAll(readFile(t, filepath.Join(dir, kind+".yaml")), "NSNAME", ns)
 				path := filepath.Join(t.TempDir(), kind+".yaml")
 				if err := os.WriteFile(path, []byte(manifest), 0o644); err != nil {

@@ -99,7 +99,7 @@ func TestMetrics_RequestsStorageAndWatchesUnderKubesNames(t *testing.T) {
 		{"etcd_request_duration_seconds", map[string]string{"operation": "create", "type": "cronjobs.batch"}},
 		{"apiserver_storage_objects", map[string]string{"resource": "cronjobs.batch"}},
 		{"apiserver_watch_cache_events_dispatched_total", map[string]string{"resource": "cronjobs.batch"}},
-		{"apiserver_watch_cache_capacity", map[string]string{"resource": "cronjobs.batch"}},
+		{"watch_cache_capacity", map[string]string{"resource": "cronjobs.batch"}},
 		{"go_goroutines", nil},
 		{"process_resident_memory_bytes", nil},
 	}

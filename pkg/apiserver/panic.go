@@ -18,5 +18,5 @@ func logPanic(r *http.Request, v interface{}) {
 	if p, ok := v.(*filters.HandlerPanic); ok {
 		v, stack = p.Value, p.Stack
 	}
-	klog.ErrorS(nil, "apiserver panicked", "method", r.Method, "URI", r.RequestURI, "panic", fmt.Sprint(v), "stack", string(stack))
+	klog.FromContext(r.Context()).Error(nil, "apiserver panicked", "method", r.Method, "URI", r.RequestURI, "panic", fmt.Sprint(v), "stack", string(stack))
 }

@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"k8s.io/apimachinery/pkg/runtime"
 	validationfield "k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -279,7 +281,15 @@ func (panicStrategy) Validate(runtime.Object) validationfield.ErrorList { panic(
 
 // A panic in a handler is kube's 500 and a log line; the server goes on.
 func TestProtection_PanicIsA500(t *testing.T) {
-	s := apiservertest.Start(t)
+	var mu sync.Mutex
+	var logged []string
+	s := apiservertest.Start(t, func(o *apiserver.Options) {
+		o.Logger = funcr.New(func(prefix, args string) {
+			mu.Lock()
+			defer mu.Unlock()
+			logged = append(logged, args)
+		}, funcr.Options{})
+	})
 	res := widgetResource()
 	res.Strategy = panicStrategy{}
 	if err := s.InstallResource(res); err != nil {
@@ -295,6 +305,15 @@ func TestProtection_PanicIsA500(t *testing.T) {
 			t.Fatalf("%s after the panic: %d %s", p, resp.StatusCode, body)
 		}
 	}
+	// The log has the panic and the stack where it happened.
+	mu.Lock()
+	defer mu.Unlock()
+	for _, l := range logged {
+		if strings.Contains(l, `"msg"="apiserver panicked"`) && strings.Contains(l, `"URI"="`+path+`"`) && strings.Contains(l, "panicStrategy.Validate") && strings.Contains(l, "validation exploded") {
+			return
+		}
+	}
+	t.Fatalf("no log line of the panic with its stack in %d lines", len(logged))
 }
 
 // Bodies are bounded as kube bounds them: 3 MiB for a write, JSON nested

@@ -126,11 +126,26 @@ func TestKubectl_SelectorsEventsAndDescribe(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A Job with an event of its own, for describe job.
+	mustKubectl(t, "-n", ns, "create", "job", "j", "--image=busybox")
+	job, err := srv.Client.BatchV1().Jobs(ns).Get(ctx(t), "j", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Client.CoreV1().Events(ns).Create(ctx(t), &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: "j.created"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Job", APIVersion: "batch/v1", Namespace: ns, Name: "j", UID: job.UID},
+		Type:           "Normal", Reason: "SuccessfulCreate", Message: "about j",
+		FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1,
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	checks := []struct {
 		args []string
 		want []string
 		not  []string
 	}{
+		{[]string{"describe", "job", "j"}, []string{"SuccessfulCreate", "about j"}, []string{"Events:  <none>"}},
 		{[]string{"get", "cj", "-l", "app=x", "-o", "name"}, []string{"cronjob.batch/x"}, []string{"cronjob.batch/y"}},
 		{[]string{"get", "cj", "--field-selector", "metadata.name=y", "-o", "name"}, []string{"cronjob.batch/y"}, []string{"cronjob.batch/x"}},
 		{[]string{"get", "all", "-l", "app=x", "-o", "name"}, []string{"cronjob.batch/x"}, []string{"cronjob.batch/y"}},

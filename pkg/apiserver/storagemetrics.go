@@ -41,7 +41,7 @@ var (
 		"[STABLE] Objects stored, by resource, as the watch cache holds them.", []string{"resource"}, nil)
 	cacheDispatchedDesc = prometheus.NewDesc("apiserver_watch_cache_events_dispatched_total",
 		"[ALPHA] Events the watch cache took in and offered to its watchers, by resource.", []string{"resource"}, nil)
-	cacheCapacityDesc = prometheus.NewDesc("apiserver_watch_cache_capacity",
+	cacheCapacityDesc = prometheus.NewDesc("watch_cache_capacity",
 		"[ALPHA] Size of the watch cache's window of recent events, by resource.", []string{"resource"}, nil)
 )
 

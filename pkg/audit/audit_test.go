@@ -236,6 +236,10 @@ func TestLogResponseBody_StatusesAndBodies(t *testing.T) {
 	_, _ = zw.Write([]byte(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a"}}`))
 	_ = zw.Close()
 	wantStatus := &metav1.Status{Status: metav1.StatusFailure, Message: "nope", Reason: metav1.StatusReasonNotFound, Code: 404, Details: status.Details}
+	// A delete answers a Success Status without a code; the event keeps
+	// the HTTP code, as kube's does.
+	deleted := []byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"a","kind":"configmaps","uid":"u"}}`)
+	wantDeleted := &metav1.Status{Status: metav1.StatusSuccess, Code: 200, Details: &metav1.StatusDetails{Name: "a", Kind: "configmaps", UID: "u"}}
 	for _, tc := range []struct {
 		name                  string
 		level                 Level
@@ -245,6 +249,7 @@ func TestLogResponseBody_StatusesAndBodies(t *testing.T) {
 		wantObject            string
 	}{
 		{"a JSON Status at Metadata", LevelMetadata, "application/json", "", statusJSON, wantStatus, ""},
+		{"a Success Status keeps the HTTP code", LevelMetadata, "application/json", "", deleted, wantDeleted, ""},
 		{"a protobuf Status at RequestResponse", LevelRequestResponse, "application/vnd.kubernetes.protobuf", "", statusProto, wantStatus,
 			`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"nope","reason":"NotFound","details":{"name":"a","kind":"configmaps"},"code":404}`},
 		{"a gzipped object", LevelRequestResponse, "application/json", "gzip", gz.Bytes(), &metav1.Status{Code: 200},

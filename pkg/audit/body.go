@@ -116,8 +116,13 @@ func (c *Context) LogResponseBody(contentType, contentEncoding string, body []by
 		return
 	}
 	if status != nil {
-		// Only the bounded fields, as kube copies them.
-		ev.ResponseStatus = &metav1.Status{Status: status.Status, Message: status.Message, Reason: status.Reason, Details: status.Details, Code: status.Code}
+		// Only the bounded fields, as kube copies them; the HTTP code
+		// already recorded stays (a Success Status carries none).
+		code := status.Code
+		if ev.ResponseStatus != nil && ev.ResponseStatus.Code != 0 {
+			code = ev.ResponseStatus.Code
+		}
+		ev.ResponseStatus = &metav1.Status{Status: status.Status, Message: status.Message, Reason: status.Reason, Details: status.Details, Code: code}
 	}
 	if ev.Level.Less(LevelRequestResponse) {
 		return

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -49,6 +50,10 @@ type Registry struct {
 	// currentMinor is the Kubernetes minor version served; showHidden
 	// the minor version whose hidden metrics are shown, or -1.
 	currentMinor, showHidden int
+	// names are the metrics registered through Counter, Gauge, Histogram
+	// and GaugeFunc and shown.
+	mu    sync.Mutex
+	names []string
 }
 
 // CurrentMinor is the minor version of the Kubernetes release served.
@@ -121,7 +126,19 @@ func (r *Registry) describe(o Opts) (string, bool) {
 func (r *Registry) register(o Opts, c prometheus.Collector, hidden bool) {
 	if !hidden {
 		r.reg.MustRegister(c)
+		r.mu.Lock()
+		r.names = append(r.names, o.Name)
+		r.mu.Unlock()
 	}
+}
+
+// Names returns the names of the metrics registered through Counter,
+// Gauge, Histogram and GaugeFunc and shown, whether or not they have a
+// value yet (/metrics leaves out a vector with none).
+func (r *Registry) Names() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.names...)
 }
 
 // Counter registers a counter vector.

@@ -110,4 +110,9 @@ func TestNamespaceController_ReportsDeletionConditionsLikeKube(t *testing.T) {
 	if last.Spec.Finalizers[0] != "example.com/ns-hold" || last.Status.Phase != corev1.NamespaceTerminating {
 		t.Fatalf("namespace after finalization: %+v %+v", last.Spec, last.Status)
 	}
+	// A terminating namespace has a deletionTimestamp and, unlike other
+	// kinds waiting for finalizers, no deletionGracePeriodSeconds.
+	if last.DeletionTimestamp == nil || last.DeletionGracePeriodSeconds != nil {
+		t.Fatalf("namespace deletion fields: timestamp %v, grace period %v", last.DeletionTimestamp, last.DeletionGracePeriodSeconds)
+	}
 }

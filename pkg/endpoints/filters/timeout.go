@@ -75,6 +75,9 @@ func timeoutStatus() []byte {
 	return append(data, '\n')
 }
 
+// handlerWorkers run the handlers below the request deadline.
+var handlerWorkers = newWorkers(30 * time.Second)
+
 func serveWithTimeout(w http.ResponseWriter, r *http.Request, next http.Handler, terminated Terminated) {
 	tw := &timeoutWriter{w: w, header: w.Header().Clone()}
 	body := &trackedBody{ReadCloser: r.Body}
@@ -84,7 +87,7 @@ func serveWithTimeout(w http.ResponseWriter, r *http.Request, next http.Handler,
 	inner.Header = r.Header.Clone()
 	inner.Body = body
 	done := make(chan interface{}, 1)
-	go func() {
+	handlerWorkers.run(func() {
 		defer func() {
 			v := recover()
 			if v != nil && v != http.ErrAbortHandler {
@@ -93,7 +96,7 @@ func serveWithTimeout(w http.ResponseWriter, r *http.Request, next http.Handler,
 			done <- v
 		}()
 		next.ServeHTTP(tw, inner)
-	}()
+	})
 	finished := func(v interface{}) {
 		if v != nil {
 			panic(v)

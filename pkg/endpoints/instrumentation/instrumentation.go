@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,6 +36,42 @@ type Metrics struct {
 	registeredWatchers *prometheus.GaugeVec
 	watchEvents        *prometheus.CounterVec
 	watchEventSizes    *prometheus.HistogramVec
+
+	// series holds the request series of resource requests (a bounded
+	// set) by their labels and code, so that a request does not hash and
+	// check nine label values three times over.
+	series sync.Map
+	// watchSeries holds the watch event series by kind.
+	watchSeries sync.Map
+}
+
+type seriesKey struct {
+	labels
+	code int
+}
+
+type requestSeries struct {
+	requests       prometheus.Counter
+	latency, sizes prometheus.Observer
+}
+
+func (m *Metrics) requestSeries(l labels, code int) *requestSeries {
+	k := seriesKey{l, code}
+	if s, ok := m.series.Load(k); ok {
+		return s.(*requestSeries)
+	}
+	s := &requestSeries{
+		requests: m.requests.WithLabelValues(l.verb, l.dryRun, l.group, l.version, l.resource, l.subresource, l.scope, l.component, strconv.Itoa(code)),
+		latency:  m.latency.WithLabelValues(l.verb, l.dryRun, l.group, l.version, l.resource, l.subresource, l.scope, l.component),
+		sizes:    m.sizes.WithLabelValues(l.verb, l.group, l.version, l.resource, l.subresource, l.scope, l.component),
+	}
+	m.series.Store(k, s)
+	return s
+}
+
+type watchSeries struct {
+	events prometheus.Counter
+	sizes  prometheus.Observer
 }
 
 // New registers the request metrics in r.
@@ -176,10 +213,17 @@ func (m *Metrics) WithRequestMetrics(next http.Handler) http.Handler {
 			if code == 0 {
 				code = http.StatusOK
 			}
-			m.requests.WithLabelValues(l.verb, l.dryRun, l.group, l.version, l.resource, l.subresource, l.scope, l.component, strconv.Itoa(code)).Inc()
-			if l.verb != "WATCH" {
+			if info == nil || !info.IsResourceRequest {
+				m.requests.WithLabelValues(l.verb, l.dryRun, l.group, l.version, l.resource, l.subresource, l.scope, l.component, strconv.Itoa(code)).Inc()
 				m.latency.WithLabelValues(l.verb, l.dryRun, l.group, l.version, l.resource, l.subresource, l.scope, l.component).Observe(time.Since(start).Seconds())
 				m.sizes.WithLabelValues(l.verb, l.group, l.version, l.resource, l.subresource, l.scope, l.component).Observe(float64(rec.size))
+				return
+			}
+			s := m.requestSeries(l, code)
+			s.requests.Inc()
+			if l.verb != "WATCH" {
+				s.latency.Observe(time.Since(start).Seconds())
+				s.sizes.Observe(float64(rec.size))
 			}
 		}()
 		next.ServeHTTP(rec, r)
@@ -196,8 +240,17 @@ func (m *Metrics) WatchStarted(gvk schema.GroupVersionKind) func() {
 
 // WatchEvent records an event of size bytes sent to a watcher of gvk.
 func (m *Metrics) WatchEvent(gvk schema.GroupVersionKind, size int) {
-	m.watchEvents.WithLabelValues(gvk.Group, gvk.Version, gvk.Kind).Inc()
-	m.watchEventSizes.WithLabelValues(gvk.Group, gvk.Version, gvk.Kind).Observe(float64(size))
+	v, ok := m.watchSeries.Load(gvk)
+	if !ok {
+		v = &watchSeries{
+			events: m.watchEvents.WithLabelValues(gvk.Group, gvk.Version, gvk.Kind),
+			sizes:  m.watchEventSizes.WithLabelValues(gvk.Group, gvk.Version, gvk.Kind),
+		}
+		m.watchSeries.Store(gvk, v)
+	}
+	s := v.(*watchSeries)
+	s.events.Inc()
+	s.sizes.Observe(float64(size))
 }
 
 // DeprecatedRequested records that a deprecated API was requested.

@@ -40,6 +40,7 @@ func testIndex(t testing.TB) *Index {
 			rule(l("batch"), l("cronjobs"), l("update"), "nightly"),
 		}},
 		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "job-writer"}, Rules: []rbacv1.PolicyRule{rule(l("batch"), l("jobs"), l("create", "delete"))}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "cronjob-lister"}, Rules: []rbacv1.PolicyRule{rule(l("batch"), l("cronjobs"), l("list"))}},
 	)
 	feed("ClusterRoleBinding",
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "bob-batch"}, RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: "batch-admin"},
@@ -56,6 +57,8 @@ func testIndex(t testing.TB) *Index {
 	feed("RoleBinding",
 		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "alice-reads"}, RoleRef: rbacv1.RoleRef{Kind: "Role", Name: "cronjob-reader"},
 			Subjects: []rbacv1.Subject{{Kind: "User", Name: "alice"}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "frank-lists"}, RoleRef: rbacv1.RoleRef{Kind: "Role", Name: "cronjob-lister"},
+			Subjects: []rbacv1.Subject{{Kind: "User", Name: "frank"}}},
 		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "robot-writes"}, RoleRef: rbacv1.RoleRef{Kind: "Role", Name: "job-writer"},
 			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "robot"}}},
 		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "carol-batch"}, RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: "batch-admin"},
@@ -72,6 +75,7 @@ func users() map[string]*user.Info {
 		"bob":     {Name: "bob", Groups: l(user.AllAuthenticated)},
 		"carol":   {Name: "carol", Groups: l(user.AllAuthenticated)},
 		"dave":    {Name: "dave", Groups: l(user.AllAuthenticated)},
+		"frank":   {Name: "frank", Groups: l(user.AllAuthenticated)},
 		"auditor": {Name: "erin", Groups: l("auditors", user.AllAuthenticated)},
 		"robot":   {Name: "system:serviceaccount:team:robot", Groups: l("system:serviceaccounts", "system:serviceaccounts:team", user.AllAuthenticated)},
 		"anon":    {Name: user.Anonymous, Groups: l(user.AllUnauthenticated)},
@@ -91,6 +95,9 @@ func TestAuthorize_UserVerbResourceNamespaceSubresource(t *testing.T) {
 		{"alice", "list", "batch", "cronjobs", "", "other", "", false, ""},
 		{"alice", "list", "batch", "cronjobs", "", "", "", false, ""},
 		// list and watch are separate verbs; so are the verbs of writes.
+		{"frank", "list", "batch", "cronjobs", "", "team", "", true, ""},
+		{"frank", "watch", "batch", "cronjobs", "", "team", "", false, ""},
+		{"frank", "get", "batch", "cronjobs", "", "team", "x", false, ""},
 		{"alice", "delete", "batch", "cronjobs", "", "team", "x", false, ""},
 		{"alice", "create", "batch", "cronjobs", "", "team", "", false, ""},
 		// resourceNames restrict to the named object.
