@@ -81,18 +81,46 @@ func EnsureServing(dir string, hosts []string) (Files, error) {
 // it when it is missing, expiring within a day, or for another subject
 // or CA. name names its files.
 func EnsureClient(dir, name, commonName string, organizations []string) (Files, error) {
+	return EnsureCert(dir, Spec{Name: name, CommonName: commonName, Organizations: organizations, Client: true})
+}
+
+// Spec describes a certificate signed by the CA of a directory.
+type Spec struct {
+	// Name names the files: <Name>.crt and <Name>.key.
+	Name          string
+	CommonName    string
+	Organizations []string
+	// Hosts are the names and addresses a server certificate covers,
+	// besides localhost, 127.0.0.1 and ::1.
+	Hosts []string
+	// Server and Client are the uses: serving TLS, authenticating to a
+	// server, or both (an etcd member to its peers).
+	Server, Client bool
+}
+
+// EnsureCert returns the certificate s describes in dir, signed by dir's
+// CA (created if missing), generating it when it is missing, expiring
+// within a day, or for another subject, CA or set of hosts.
+func EnsureCert(dir string, s Spec) (Files, error) {
 	f := Files{
 		CAFile:   filepath.Join(dir, caName+".crt"),
-		CertFile: filepath.Join(dir, name+".crt"),
-		KeyFile:  filepath.Join(dir, name+".key"),
+		CertFile: filepath.Join(dir, s.Name+".crt"),
+		KeyFile:  filepath.Join(dir, s.Name+".key"),
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return f, err
 	}
 	caCert, caKey, err := loadOrCreateCA(dir)
 	if err != nil {
 		return f, err
 	}
-	if cert, _, err := load(f.CertFile, f.KeyFile); err == nil && time.Until(cert.NotAfter) > 24*time.Hour &&
-		cert.CheckSignatureFrom(caCert) == nil && cert.Subject.CommonName == commonName &&
-		fmt.Sprint(cert.Subject.Organization) == fmt.Sprint(organizations) {
+	var dnsNames []string
+	var ips []net.IP
+	if s.Server {
+		dnsNames, ips = sans(s.Hosts)
+	}
+	if cert, _, err := load(f.CertFile, f.KeyFile); err == nil && cert.Subject.CommonName == s.CommonName &&
+		fmt.Sprint(cert.Subject.Organization) == fmt.Sprint(s.Organizations) && valid(f.CertFile, caCert, dnsNames, ips) {
 		return f, nil
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -101,11 +129,19 @@ func EnsureClient(dir, name, commonName string, organizations []string) (Files, 
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: commonName, Organization: organizations},
+		Subject:      pkix.Name{CommonName: s.CommonName, Organization: s.Organizations},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(365 * 24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		DNSNames:     dnsNames,
+		IPAddresses:  ips,
+	}
+	if s.Server {
+		tmpl.KeyUsage |= x509.KeyUsageKeyEncipherment
+		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)
+	}
+	if s.Client {
+		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
 	if err != nil {

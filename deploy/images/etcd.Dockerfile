@@ -1,0 +1,10 @@
+# cronplane/etcd: the static binary that `make images` builds, on nothing
+# else (no registry is needed: there is no base image), running as an
+# unprivileged user whose data directory a named volume inherits.
+FROM scratch
+COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY --chown=65532:65532 empty/ /tmp/
+COPY --chown=65532:65532 empty/ /var/lib/etcd/
+COPY etcd /usr/local/bin/etcd
+USER 65532:65532
+ENTRYPOINT ["/usr/local/bin/etcd"]

@@ -1,0 +1,220 @@
+//go:build e2e
+
+// Package e2e breaks the docker compose cluster (docker-compose.yaml) and
+// checks what users of the API see: TestMain brings a fresh cluster up,
+// every test measures and logs its figures, and the cluster always goes
+// down at the end. Run it with `make e2e`.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// The fault timings the suite gives the cluster: short, so that each case
+// is over in seconds; the compose defaults stay what users get.
+var suiteEnv = map[string]string{
+	"REQUEST_TIMEOUT": "10s",
+	"LEASE_DURATION":  "6s",
+	"RENEW_DEADLINE":  "4s",
+	"RETRY_PERIOD":    "1s",
+}
+
+const requestTimeout = 10 * time.Second
+
+var (
+	composeCmd []string
+	kubeconfig string
+	repoRoot   string
+)
+
+func TestMain(m *testing.M) {
+	composeCmd = strings.Fields(os.Getenv("COMPOSE"))
+	clusterDir := os.Getenv("CLUSTER_DIR")
+	if len(composeCmd) == 0 || clusterDir == "" {
+		fmt.Println("COMPOSE and CLUSTER_DIR are unset: run the suite with `make e2e`")
+		os.Exit(1)
+	}
+	kubeconfig = filepath.Join(clusterDir, "admin.kubeconfig")
+	repoRoot = filepath.Dir(clusterDir)
+	for k, v := range suiteEnv {
+		os.Setenv(k, v)
+	}
+	os.Setenv("KUBECONFIG", kubeconfig)
+	code := run(m)
+	if out, err := compose("down", "-v", "--remove-orphans"); err != nil {
+		fmt.Printf("compose down: %v\n%s\n", err, out)
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) int {
+	// Fresh: whatever an earlier run left goes, volumes included.
+	if out, err := compose("down", "-v", "--remove-orphans"); err != nil {
+		fmt.Printf("compose down: %v\n%s\n", err, out)
+		return 1
+	}
+	start := time.Now()
+	if out, err := compose("up", "-d"); err != nil {
+		fmt.Printf("compose up: %v\n%s\n", err, out)
+		return 1
+	}
+	for _, c := range []string{"apiserver-0", "apiserver-1"} {
+		if err := waitReady(c, 180*time.Second); err != nil {
+			fmt.Println(err)
+			out, _ := compose("logs", "--tail=100")
+			fmt.Println(out)
+			return 1
+		}
+	}
+	fmt.Printf("cluster up and ready in %v\n", time.Since(start).Round(time.Millisecond))
+	return m.Run()
+}
+
+// compose runs the compose command of the Makefile in the repository.
+func compose(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, composeCmd[0], append(composeCmd[1:], args...)...)
+	cmd.Dir = repoRoot
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func docker(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "docker", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("docker %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func composeT(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := compose(args...); err != nil {
+		t.Fatalf("compose %v: %v\n%s", args, err, out)
+	}
+}
+
+// container is the id of a service's container, whichever compose named it.
+func container(t *testing.T, service string) string {
+	t.Helper()
+	out, err := compose("ps", "-q", service)
+	id := strings.TrimSpace(out)
+	if err != nil || id == "" {
+		t.Fatalf("no container for %s: %v %s", service, err, out)
+	}
+	return id
+}
+
+// restartOnExit starts services again when the test ends, whatever its
+// outcome, and waits for both apiservers: a test that fails half-way
+// through a fault leaves the cluster whole for the tests after it.
+// compose start leaves running services alone.
+func restartOnExit(t *testing.T, services ...string) {
+	t.Cleanup(func() {
+		if out, err := compose(append([]string{"start"}, services...)...); err != nil {
+			t.Logf("compose start %v: %v\n%s", services, err, out)
+		}
+		for _, c := range []string{"apiserver-0", "apiserver-1"} {
+			if err := waitReady(c, 120*time.Second); err != nil {
+				t.Log(err)
+			}
+		}
+	})
+}
+
+// logsOnFailure prints the cluster's recent logs when the test fails;
+// called after restartOnExit, it prints them before the restart.
+func logsOnFailure(t *testing.T) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := compose("logs", "--tail=80")
+			t.Logf("cluster logs:\n%s", out)
+		}
+	})
+}
+
+func restConfig(t *testing.T, contextName string) *rest.Config {
+	t.Helper()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: contextName}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	cfg.Timeout = 2 * requestTimeout
+	return cfg
+}
+
+func client(t *testing.T, contextName string) kubernetes.Interface {
+	t.Helper()
+	c, err := kubernetes.NewForConfig(restConfig(t, contextName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// watchClient has no client-side timeout, which would cut its watches.
+func watchClient(t *testing.T, contextName string) kubernetes.Interface {
+	t.Helper()
+	cfg := restConfig(t, contextName)
+	cfg.Timeout = 0
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// readyz answers whether an apiserver is ready and its verbose report.
+func readyz(contextName string) (bool, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kubeconfig, "--context", contextName,
+		"get", "--raw", "/readyz?verbose").CombinedOutput()
+	return err == nil, string(out)
+}
+
+func waitReady(contextName string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		ok, out := readyz(contextName)
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready after %v: %s", contextName, limit, out)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// eventually polls cond every interval until it holds or limit passes, and
+// returns how long it took.
+func eventually(t *testing.T, limit time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > limit {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return time.Since(start)
+}

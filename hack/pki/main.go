@@ -1,0 +1,148 @@
+// Command pki generates the TLS material of the compose cluster
+// (docker-compose.yaml) into a directory: a CA, a certificate per etcd
+// member (serving its clients and its peers), the apiservers' etcd
+// client certificate, their serving certificate, a client certificate
+// for each controller-manager and for the admin, a service-account key
+// pair both apiservers share, a kubeconfig per controller-manager, and
+// an admin kubeconfig for the host with one context per apiserver.
+// Files already there and still good are kept, so that a restarted
+// cluster keeps its identities.
+//
+// The files are made readable by everyone: the containers run as an
+// unprivileged user that does not own them. This is a development
+// cluster's PKI, kept in a git-ignored directory.
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/cronplane/cronplane/pkg/certs"
+	"github.com/cronplane/cronplane/pkg/kubeconfig"
+)
+
+func main() {
+	dir := flag.String("dir", ".cluster", "directory of the generated files (pki/ and the kubeconfigs)")
+	ports := flag.String("ports", "16443,16444", "host ports of apiserver-0 and apiserver-1, for the admin kubeconfig")
+	flag.Parse()
+	log.SetFlags(0)
+	var hostPorts [2]int
+	if _, err := fmt.Sscanf(*ports, "%d,%d", &hostPorts[0], &hostPorts[1]); err != nil {
+		log.Fatalf("-ports: %v", err)
+	}
+	pki := filepath.Join(*dir, "pki")
+	specs := []certs.Spec{
+		{Name: "etcd-client", CommonName: "kube-apiserver-etcd-client", Client: true},
+		{Name: "apiserver", CommonName: "kube-apiserver", Server: true,
+			Hosts: []string{"apiserver-0", "apiserver-1", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}},
+		{Name: "admin", CommonName: "cronplane-admin", Organizations: []string{"system:masters"}, Client: true},
+	}
+	for i := 0; i < 3; i++ {
+		name := fmt.Sprintf("etcd-%d", i)
+		specs = append(specs, certs.Spec{Name: name, CommonName: name, Hosts: []string{name}, Server: true, Client: true})
+	}
+	for i := 0; i < 2; i++ {
+		specs = append(specs, certs.Spec{Name: fmt.Sprintf("controller-manager-%d", i), CommonName: "system:kube-controller-manager", Client: true})
+	}
+	files := map[string]certs.Files{}
+	for _, s := range specs {
+		f, err := certs.EnsureCert(pki, s)
+		check(err)
+		files[s.Name] = f
+	}
+	check(ensureServiceAccountKeys(pki))
+
+	ca, err := os.ReadFile(files["admin"].CAFile)
+	check(err)
+	for i := 0; i < 2; i++ {
+		f := files[fmt.Sprintf("controller-manager-%d", i)]
+		cert, key := read(f.CertFile), read(f.KeyFile)
+		check(kubeconfig.Write(filepath.Join(*dir, fmt.Sprintf("controller-manager-%d.kubeconfig", i)), kubeconfig.Config{
+			Server: fmt.Sprintf("https://apiserver-%d:6443", i), CAData: ca, ClientCertData: cert, ClientKeyData: key,
+			UserName: "system:kube-controller-manager",
+		}))
+	}
+	admin := files["admin"]
+	check(writeAdminKubeconfig(filepath.Join(*dir, "admin.kubeconfig"), ca, read(admin.CertFile), read(admin.KeyFile), hostPorts))
+
+	// Readable by the containers' unprivileged user.
+	check(filepath.Walk(*dir, func(path string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if info.IsDir() {
+			return os.Chmod(path, 0o755)
+		}
+		return os.Chmod(path, 0o644)
+	}))
+	fmt.Printf("PKI and kubeconfigs in %s; export KUBECONFIG=%s\n", *dir, filepath.Join(*dir, "admin.kubeconfig"))
+}
+
+// ensureServiceAccountKeys writes the key pair both apiservers sign and
+// verify service account tokens with, unless it exists.
+func ensureServiceAccountKeys(dir string) error {
+	keyFile, pubFile := filepath.Join(dir, "sa.key"), filepath.Join(dir, "sa.pub")
+	if _, err := os.Stat(keyFile); err == nil {
+		if _, err := os.Stat(pubFile); err == nil {
+			return nil
+		}
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(pubFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o644)
+}
+
+// writeAdminKubeconfig writes a kubeconfig with a context per apiserver,
+// apiserver-0 current.
+func writeAdminKubeconfig(path string, ca, cert, key []byte, ports [2]int) error {
+	var clusters, contexts []map[string]interface{}
+	for i, port := range ports {
+		name := fmt.Sprintf("apiserver-%d", i)
+		clusters = append(clusters, map[string]interface{}{"name": name, "cluster": map[string]interface{}{
+			"server": fmt.Sprintf("https://127.0.0.1:%d", port), "certificate-authority-data": ca}})
+		contexts = append(contexts, map[string]interface{}{"name": name, "context": map[string]interface{}{"cluster": name, "user": "admin"}})
+	}
+	data, err := yaml.Marshal(map[string]interface{}{
+		"apiVersion": "v1", "kind": "Config", "clusters": clusters, "contexts": contexts, "current-context": "apiserver-0",
+		"users": []map[string]interface{}{{"name": "admin", "user": map[string]interface{}{"client-certificate-data": cert, "client-key-data": key}}},
+	})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
+}
+
+func read(path string) []byte {
+	data, err := os.ReadFile(path)
+	check(err)
+	return data
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
