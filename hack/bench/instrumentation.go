@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-var instrumentationRounds = flag.Int("instrumentation-rounds", 3, "alternating rounds comparing an apiserver with request metrics and a Metadata audit log against one with both off (0 skips)")
+var instrumentationRounds = flag.Int("instrumentation-rounds", 7, "alternating rounds comparing an apiserver with request metrics and a Metadata audit log against one with both off (0 skips)")
 
 // instrumentationCost measures what request metrics and auditing at the
 // Metadata level cost: two apiservers side by side, one with both off

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/cronplane/cronplane/pkg/etcdserver"
+)
+
+var (
+	kubeconfig = flag.String("kubeconfig", "", "measure the server of this kubeconfig instead of starting bin/apiserver (its token must be in system:masters)")
+	pids       = flag.String("pids", "", "comma-separated pids whose RSS is summed as the server's memory (with -kubeconfig)")
+	compare    = flag.Bool("compare", false, "run the scenarios against kube-apiserver from ../shared/reference and against cronplane, and print both with their ratio")
+	runs       = flag.Int("runs", 3, "runs of each side in -compare mode; the table shows the medians")
+	reference  = flag.String("reference", "../shared/reference", "the reference scripts (up.sh, down.sh) for -compare")
+)
+
+// figure is one number of a run, recorded so that -compare can set the
+// same figure of both servers side by side.
+type figure struct {
+	name, unit string
+}
+
+var (
+	figureOrder []figure
+	current     = map[string]float64{}
+)
+
+func record(name, unit string, v float64) {
+	if _, seen := current[name]; !seen {
+		known := false
+		for _, f := range figureOrder {
+			known = known || f.name == name
+		}
+		if !known {
+			figureOrder = append(figureOrder, figure{name, unit})
+		}
+	}
+	current[name] = v
+}
+
+// external measures a server that is already running.
+func external() {
+	b := &bench{side: "server"}
+	for _, p := range strings.Split(*pids, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			pid, err := strconv.Atoi(p)
+			check(err)
+			b.pids = append(b.pids, pid)
+		}
+	}
+	b.waitReady(*kubeconfig, time.Now())
+	b.suite()
+}
+
+// compareRuns alternates the two servers run by run (the one measured
+// first flips every run) so that both see the same machine, each started
+// afresh and alone.
+func compareRuns() {
+	refDir := os.Getenv("REF_DIR")
+	if refDir == "" {
+		home, _ := os.UserHomeDir()
+		refDir = filepath.Join(home, ".cache", "cronplane-reference")
+	}
+	refBin := filepath.Join(refDir, "bin")
+	for _, f := range []string{"kube-apiserver", "kube-controller-manager", "etcd"} {
+		if st, err := os.Stat(filepath.Join(refBin, f)); err != nil || st.Mode()&0o111 == 0 {
+			fmt.Printf("bench-compare: the reference is not built (%s missing; run %s/build.sh): skipped\n", filepath.Join(refBin, f), *reference)
+			return
+		}
+	}
+	results := map[string][2][]float64{}
+	collect := func(side int) {
+		for k, v := range current {
+			r := results[k]
+			r[side] = append(r[side], v)
+			results[k] = r
+		}
+		current = map[string]float64{}
+	}
+	for run := 0; run < *runs; run++ {
+		sides := []int{0, 1}
+		if run%2 == 1 {
+			sides = []int{1, 0}
+		}
+		for _, side := range sides {
+			if side == 0 {
+				fmt.Printf("== run %d: cronplane\n", run+1)
+				runCronplane()
+			} else {
+				fmt.Printf("== run %d: kube-apiserver v1.29 (reference)\n", run+1)
+				runReference(refBin)
+			}
+			collect(side)
+		}
+	}
+	fmt.Printf("\n== medians of %d runs\n", *runs)
+	fmt.Printf("%-58s %14s %14s %8s\n", "figure", "cronplane", "kube", "ratio")
+	for _, f := range figureOrder {
+		r := results[f.name]
+		cell := func(v []float64) string {
+			if len(v) == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.1f %s", median(v), f.unit)
+		}
+		ratio := "-"
+		if len(r[0]) > 0 && len(r[1]) > 0 && median(r[1]) != 0 {
+			ratio = fmt.Sprintf("%.2f", median(r[0])/median(r[1]))
+		}
+		fmt.Printf("%-58s %14s %14s %8s\n", f.name, cell(r[0]), cell(r[1]), ratio)
+	}
+	for side, name := range []string{"cronplane", "kube"} {
+		if c, ok := results[ceilingFigure]; ok && len(c[side]) > 0 && len(results[createFigure][side]) > 0 {
+			fmt.Printf("%s create rate / its etcd's raw create ceiling: %.0f%%\n", name, 100*median(results[createFigure][side])/median(c[side]))
+		}
+	}
+}
+
+const (
+	createFigure  = "create/s (16 clients)"
+	ceilingFigure = "raw etcd create txns/s (16 clients; embedded | external)"
+)
+
+func runCronplane() {
+	dir, err := os.MkdirTemp("", "cronplane-bench-")
+	check(err)
+	defer os.RemoveAll(dir)
+	b, stop := startAPIServer(dir)
+	b.cm = func() *exec.Cmd {
+		// As the reference's below: the CronJob controller alone, the same
+		// client rate limits, and the admin kubeconfig (a token in
+		// system:masters) for credentials.
+		return exec.Command(*cmBin, "--kubeconfig", filepath.Join(dir, "admin.kubeconfig"),
+			"--controllers", "cronjob", "--kube-api-qps", "1000", "--kube-api-burst", "1000", "--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", "0")
+	}
+	time.Sleep(2 * time.Second)
+	b.suite()
+	stop()
+	// The embedded ceiling: etcd in this process, as cronplane embeds it.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := etcdserver.Start(ctx, etcdserver.Config{DataDir: filepath.Join(dir, "ceiling")})
+	check(err)
+	defer func() { _ = s.Close() }()
+	etcdCeiling(s.Client())
+}
+
+// runReference starts etcd and kube-apiserver with up.sh on ports of
+// their own, so that an instance other engineers use is not disturbed; the
+// controller-manager up.sh starts is stopped: the controller scenario
+// starts its own, as configured for it.
+func runReference(refBin string) {
+	run, err := os.MkdirTemp("", "cronplane-bench-ref-")
+	check(err)
+	port, etcdPort := freePort(), freeEtcdPort()
+	env := append(os.Environ(), "REF_RUN="+run, "REF_PORT="+strconv.Itoa(port), "REF_ETCD_PORT="+strconv.Itoa(etcdPort))
+	up := exec.Command(filepath.Join(*reference, "up.sh"))
+	up.Env, up.Stdout, up.Stderr = env, io.Discard, os.Stderr
+	start := time.Now()
+	check(up.Run())
+	down := exec.Command(filepath.Join(*reference, "down.sh"))
+	down.Env = env
+	defer func() { _ = down.Run() }()
+	if pid := pidIn(run, "kube-controller-manager.pid"); pid > 0 {
+		if p, err := os.FindProcess(pid); err == nil {
+			_ = p.Kill()
+		}
+	}
+	b := &bench{side: "kube", pids: []int{pidIn(run, "kube-apiserver.pid"), pidIn(run, "etcd.pid")}}
+	b.waitReady(filepath.Join(run, "admin.kubeconfig"), start)
+	b.cm = func() *exec.Cmd {
+		return exec.Command(filepath.Join(refBin, "kube-controller-manager"), "--kubeconfig", filepath.Join(run, "admin.kubeconfig"),
+			"--controllers", "cronjob", "--kube-api-qps", "1000", "--kube-api-burst", "1000", "--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", "0")
+	}
+	time.Sleep(2 * time.Second)
+	b.suite()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{"http://127.0.0.1:" + strconv.Itoa(etcdPort)}, DialTimeout: 5 * time.Second})
+	check(err)
+	defer func() { _ = cli.Close() }()
+	etcdCeiling(cli)
+}
+
+// freeEtcdPort finds a free port whose successor (etcd's peer port in
+// up.sh) is free too.
+func freeEtcdPort() int {
+	for i := 0; i < 100; i++ {
+		p := freePort()
+		if portFree(p + 1) {
+			return p
+		}
+	}
+	log.Fatal("no free pair of ports for etcd")
+	return 0
+}
+
+func pidIn(dir, file string) int {
+	data, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	return pid
+}
+
+// etcdCeiling is the rate of create transactions (put if absent, the
+// apiserver's create) of CronJob-sized values by the benchmark's clients
+// straight to etcd: what no apiserver over that etcd can exceed.
+func etcdCeiling(cli *clientv3.Client) {
+	value := strings.Repeat("v", 2600)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	prefix := fmt.Sprintf("/bench-ceiling/%d/", time.Now().UnixNano())
+	var failed atomic.Int64
+	start := time.Now()
+	parallel(*clients, *objects, func(i int) {
+		key := prefix + strconv.Itoa(i)
+		resp, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", 0)).Then(clientv3.OpPut(key, value)).Commit()
+		if err != nil || !resp.Succeeded {
+			failed.Add(1)
+		}
+	})
+	rate := float64(*objects) / time.Since(start).Seconds()
+	if failed.Load() > 0 {
+		log.Fatalf("etcd ceiling: %d of %d creates failed", failed.Load(), *objects)
+	}
+	_, err := cli.Delete(ctx, prefix, clientv3.WithPrefix())
+	check(err)
+	report("raw etcd create transactions, "+strconv.Itoa(*clients)+" clients", fmt.Sprintf("%.0f/s", rate), "")
+	record(ceilingFigure, "/s", rate)
+}
+
+// cpuSeconds is the user and system CPU time pid has used.
+func cpuSeconds(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	check(err)
+	// The command name, in parentheses, may hold spaces: count fields
+	// after it. utime and stime are fields 14 and 15, in clock ticks
+	// (100 per second on Linux).
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+var (
+	heapProfiles  = flag.String("heap-profiles", "", "directory for a heap profile of the server (its /debug/pprof/heap) at each memory figure")
+	writeProfiles = flag.String("write-profiles", "", "directory: instead of the suite, run each write (create, update, merge, strategic and JSON patch, apply, delete) for -profile-seconds under 16 and 64 clients, each with a CPU and an allocation profile of the server")
+	profileSecs   = flag.Int("profile-seconds", 10, "seconds each write runs in -write-profiles")
+)
+
+// memory records the server's RSS and Go heap as figure name and, with
+// -heap-profiles, keeps a heap profile of this point.
+func (b *bench) memory(name, stage string) {
+	rss := b.rss()
+	report(name, mib(rss), "")
+	record(name, "MiB", float64(rss)/(1<<20))
+	if m := b.goMemory(); m["go_memstats_heap_inuse_bytes"] > 0 {
+		inuse, idle := m["go_memstats_heap_inuse_bytes"], m["go_memstats_heap_idle_bytes"]-m["go_memstats_heap_released_bytes"]
+		report("  its Go heap: in use / idle, not yet returned", fmt.Sprintf("%s / %s", mib(int64(inuse)), mib(int64(idle))), "")
+		record("  Go heap in use: "+name, "MiB", inuse/(1<<20))
+	}
+	if *heapProfiles == "" {
+		return
+	}
+	check(os.MkdirAll(*heapProfiles, 0o755))
+	b.saveProfile("/debug/pprof/heap?gc=1", filepath.Join(*heapProfiles, b.side+"-heap-"+stage+".pprof"))
+}
+
+// goMemory reads the Go runtime's go_memstats_* gauges from the server's
+// /metrics: the heap apart from what the runtime holds for reuse or has
+// not yet returned, which RSS includes.
+func (b *bench) goMemory() map[string]float64 {
+	out := map[string]float64{}
+	resp, err := b.request("GET", "/metrics", "", "")
+	if err != nil {
+		return out
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		name, v, ok := strings.Cut(sc.Text(), " ")
+		if !ok || !strings.HasPrefix(name, "go_memstats_") {
+			continue
+		}
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			out[name] = f
+		}
+	}
+	return out
+}
+
+func (b *bench) saveProfile(path, file string) {
+	resp, err := b.request("GET", path, "", "")
+	check(err)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		log.Printf("profile %s: %d (is --profiling on?)", path, resp.StatusCode)
+		return
+	}
+	f, err := os.Create(file)
+	check(err)
+	defer f.Close()
+	_, err = io.Copy(f, resp.Body)
+	check(err)
+}
+
+// writeOp is one kind of write the profiles cover; i numbers the request,
+// n is how many objects exist.
+type writeOp struct {
+	name string
+	req  func(i, n int) (method, path, contentType, body string, want int)
+}
+
+func writeOps() []writeOp {
+	path := func(i, n int) string {
+		return fmt.Sprintf("/apis/batch/v1/namespaces/%s/cronjobs/cj-%05d", namespace, i%n)
+	}
+	return []writeOp{
+		{"create", func(i, n int) (string, string, string, string, int) {
+			return "POST", "/apis/batch/v1/namespaces/" + namespace + "/cronjobs", "application/json", cronJobNamed(fmt.Sprintf("new-%07d", i), i), 201
+		}},
+		{"update", func(i, n int) (string, string, string, string, int) {
+			// Without a resourceVersion: an unconditional update, which
+			// CronJobs allow.
+			return "PUT", path(i, n), "application/json", strings.Replace(cronJob(i%n), `"*/5 * * * *"`, fmt.Sprintf(`"*/%d * * * *"`, 1+i%30), 1), 200
+		}},
+		{"merge patch", func(i, n int) (string, string, string, string, int) {
+			return "PATCH", path(i, n), "application/merge-patch+json", fmt.Sprintf(`{"spec":{"startingDeadlineSeconds":%d}}`, 100+i), 200
+		}},
+		{"strategic merge patch", func(i, n int) (string, string, string, string, int) {
+			return "PATCH", path(i, n), "application/strategic-merge-patch+json", fmt.Sprintf(`{"spec":{"startingDeadlineSeconds":%d}}`, 100+i), 200
+		}},
+		{"JSON patch", func(i, n int) (string, string, string, string, int) {
+			return "PATCH", path(i, n), "application/json-patch+json", fmt.Sprintf(`[{"op":"replace","path":"/spec/schedule","value":"*/%d * * * *"}]`, 1+i%30), 200
+		}},
+		{"apply", func(i, n int) (string, string, string, string, int) {
+			return "PATCH", path(i, n) + "?fieldManager=bench&force=true", "application/apply-patch+yaml",
+				fmt.Sprintf(`{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"cj-%05d"},"spec":{"schedule":"*/%d * * * *"}}`, i%n, 1+i%30), 200
+		}},
+		{"delete", func(i, n int) (string, string, string, string, int) {
+			return "DELETE", fmt.Sprintf("/apis/batch/v1/namespaces/%s/cronjobs/new-%07d", namespace, i), "", "", 200
+		}},
+	}
+}
+
+// cronJobNamed is cronJob(i) under another name.
+func cronJobNamed(name string, i int) string {
+	return strings.Replace(cronJob(i), fmt.Sprintf(`"name":"cj-%05d"`, i), `"name":"`+name+`"`, 1)
+}
+
+// profileWrites runs each write for -profile-seconds under 16 and then 64
+// clients against b's server, with a CPU profile of the run and the
+// server's allocations before and after it, and prints the rates.
+func (b *bench) profileWrites() {
+	check(os.MkdirAll(*writeProfiles, 0o755))
+	b.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"`+namespace+`"}}`, 201)
+	b.create()
+	dur := time.Duration(*profileSecs) * time.Second
+	for _, op := range writeOps() {
+		for _, clients := range []int{16, 64} {
+			file := func(kind string) string {
+				return filepath.Join(*writeProfiles, fmt.Sprintf("%s-%s-%s-%d.pprof", b.side, kind, strings.ReplaceAll(op.name, " ", "-"), clients))
+			}
+			b.saveProfile("/debug/pprof/allocs", file("allocs-before"))
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b.saveProfile(fmt.Sprintf("/debug/pprof/profile?seconds=%d", *profileSecs), file("cpu"))
+			}()
+			start := time.Now()
+			done, failed := b.runFor(op, clients, dur)
+			took := time.Since(start)
+			wg.Wait()
+			b.saveProfile("/debug/pprof/allocs", file("allocs"))
+			rate := float64(done) / took.Seconds()
+			report(fmt.Sprintf("%s, %d clients, %s", op.name, clients, took.Round(time.Millisecond)), fmt.Sprintf("%.0f/s (%d failed)", rate, failed), "")
+			record(fmt.Sprintf("%s/s (%d clients)", op.name, clients), "/s", rate)
+		}
+	}
+	fmt.Printf("profiles in %s: go tool pprof -top bin/apiserver <cpu file>; allocations: go tool pprof -sample_index=alloc_space -base <allocs-before> <allocs>\n", *writeProfiles)
+}
+
+// The create runs number their new-* objects across runs; the delete runs
+// delete them in the same order.
+var createSeq, deleteSeq atomic.Int64
+
+// runFor sends op's requests from clients workers until dur has passed
+// and returns how many succeeded and failed.
+func (b *bench) runFor(op writeOp, clients int, dur time.Duration) (done, failed int64) {
+	deadline := time.Now().Add(dur)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < clients; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				i := int(next.Add(1))
+				switch op.name {
+				case "create":
+					i = int(createSeq.Add(1))
+				case "delete":
+					if i = int(deleteSeq.Add(1)); int64(i) > createSeq.Load() {
+						return
+					}
+				}
+				method, path, contentType, body, want := op.req(i, *objects)
+				resp, err := b.request(method, path, body, contentType)
+				if err != nil {
+					atomic.AddInt64(&failed, 1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != want {
+					atomic.AddInt64(&failed, 1)
+					continue
+				}
+				atomic.AddInt64(&done, 1)
+			}
+		}()
+	}
+	wg.Wait()
+	return done, failed
+}
