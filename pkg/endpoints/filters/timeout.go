@@ -116,18 +116,31 @@ func serveWithTimeout(w http.ResponseWriter, r *http.Request, next http.Handler,
 		default:
 		}
 	}
+	bodyRead := body.finished()
+	if !tw.timeout(r, bodyRead) {
+		// The handler is writing its answer: most often it met the same
+		// deadline in its own calls and is answering that error. It is
+		// given a moment to finish rather than having its answer cut.
+		t := time.NewTimer(answerGrace)
+		select {
+		case v := <-done:
+			t.Stop()
+			finished(v)
+			return
+		case <-t.C:
+		}
+		tw.stop()
+		if terminated != nil {
+			terminated(r, http.StatusGatewayTimeout)
+		}
+		go func() { afterTimeout(r, <-done) }()
+		// Part of the answer is out: the connection (HTTP/1.x) or the
+		// stream (HTTP/2) is cut, without a stack trace in the log.
+		panic(http.ErrAbortHandler)
+	}
 	if terminated != nil {
 		terminated(r, http.StatusGatewayTimeout)
 	}
-	bodyRead := body.finished()
-	answered := tw.timeout(r, bodyRead)
-	afterTimeout := func(v interface{}) {
-		if v != nil && v != http.ErrAbortHandler {
-			p := v.(*HandlerPanic)
-			klog.ErrorS(nil, "Handler panicked after its request timed out", "method", r.Method, "path", r.URL.Path, "panic", p.Value, "stack", string(p.Stack))
-		}
-	}
-	waited := false
 	if !bodyRead {
 		// A handler reading the rest of the body fails now (its read
 		// deadline has passed). It is given a moment to return: were the
@@ -136,20 +149,25 @@ func serveWithTimeout(w http.ResponseWriter, r *http.Request, next http.Handler,
 		t := time.NewTimer(time.Second)
 		select {
 		case v := <-done:
-			afterTimeout(v)
-			waited = true
+			t.Stop()
+			afterTimeout(r, v)
+			return
 		case <-t.C:
 		}
-		t.Stop()
 	}
-	if !waited {
-		// The handler runs on; what it writes is dropped.
-		go func() { afterTimeout(<-done) }()
-	}
-	if !answered {
-		// Part of the answer is out: the connection (HTTP/1.x) or the
-		// stream (HTTP/2) is cut, without a stack trace in the log.
-		panic(http.ErrAbortHandler)
+	// The handler runs on; what it writes is dropped.
+	go func() { afterTimeout(r, <-done) }()
+}
+
+// answerGrace is how long a handler that has begun its answer when the
+// request times out may take to finish it.
+const answerGrace = time.Second
+
+// afterTimeout logs a panic of a handler whose request timed out.
+func afterTimeout(r *http.Request, v interface{}) {
+	if v != nil && v != http.ErrAbortHandler {
+		p := v.(*HandlerPanic)
+		klog.ErrorS(nil, "Handler panicked after its request timed out", "method", r.Method, "path", r.URL.Path, "panic", p.Value, "stack", string(p.Stack))
 	}
 }
 
@@ -216,6 +234,13 @@ func (tw *timeoutWriter) Flush() {
 	}
 }
 
+// stop drops what the handler writes from now on.
+func (tw *timeoutWriter) stop() {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	tw.timedOut = true
+}
+
 // finish hands on the header of a handler that wrote nothing.
 func (tw *timeoutWriter) finish() {
 	tw.mu.Lock()
@@ -229,14 +254,15 @@ func (tw *timeoutWriter) finish() {
 }
 
 // timeout stops the handler's writes and answers 504, unless the handler
-// had already written its header; it reports whether it answered.
+// has already written its header: then it changes nothing and reports
+// false.
 func (tw *timeoutWriter) timeout(r *http.Request, bodyRead bool) bool {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
-	tw.timedOut = true
 	if tw.wroteHeader {
 		return false
 	}
+	tw.timedOut = true
 	h := tw.w.Header()
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	if !bodyRead {

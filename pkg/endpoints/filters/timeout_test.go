@@ -162,20 +162,46 @@ func TestWithRequestDeadline(t *testing.T) {
 	}
 }
 
-func TestWithRequestDeadline_HeaderWrittenBeforeTimeoutAbortsTheResponse(t *testing.T) {
+func TestWithRequestDeadline_AnswerStillUnfinishedAfterTheGraceIsAborted(t *testing.T) {
+	var terms recordTerminations
 	h := WithRequestDeadline(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(200)
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
-		time.Sleep(10 * time.Millisecond)
-	}), 50*time.Millisecond, never, nil)
+		time.Sleep(answerGrace + 100*time.Millisecond)
+	}), 50*time.Millisecond, never, terms.record)
 	defer func() {
 		if v := recover(); v != http.ErrAbortHandler {
 			t.Fatalf("recovered %v, want http.ErrAbortHandler", v)
 		}
+		if got := terms.get(); fmt.Sprint(got) != "[504]" {
+			t.Fatalf("terminations %v, want [504]", got)
+		}
 	}()
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
 	t.Fatal("no panic")
+}
+
+// A handler whose own calls fail at the deadline answers that error, and
+// may have begun its answer when the filter's deadline fires: the answer
+// reaches the client whole, instead of the stream being cut.
+func TestWithRequestDeadline_AnswerBegunAtTheDeadlineIsFinished(t *testing.T) {
+	var terms recordTerminations
+	const body = `{"kind":"Status","code":500}`
+	h := WithRequestDeadline(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		<-r.Context().Done()
+		time.Sleep(50 * time.Millisecond)
+		_, _ = io.WriteString(w, body)
+	}), 20*time.Millisecond, never, terms.record)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	if rec.Code != http.StatusInternalServerError || rec.Body.String() != body {
+		t.Fatalf("answer %d %q, want the handler's 500 %q", rec.Code, rec.Body.String(), body)
+	}
+	if got := terms.get(); len(got) != 0 {
+		t.Fatalf("terminations %v, want none: the handler answered", got)
+	}
 }
 
 func TestWithRequestDeadline_PanicReachesTheRequestGoroutine(t *testing.T) {

@@ -170,6 +170,10 @@ func (s *Store) apiError(err error, name string) error {
 		if errors.As(err, &apiStatus) {
 			return err
 		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			// The request's deadline passed in storage: kube's 504.
+			return apierrors.NewTimeoutError(fmt.Sprintf("request did not complete within requested timeout - %s", context.DeadlineExceeded), 0)
+		}
 		return apierrors.NewInternalError(err)
 	}
 	switch se.Code {
