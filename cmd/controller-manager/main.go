@@ -14,6 +14,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/controllermanager"
 	"github.com/cronplane/cronplane/pkg/logs"
+	"github.com/cronplane/cronplane/pkg/probe"
 )
 
 func main() {
@@ -60,10 +61,14 @@ func newCommand() *cobra.Command {
 	f.IntVar(&opts.ConcurrentGCSyncs, "concurrent-gc-syncs", opts.ConcurrentGCSyncs, "garbage collector workers")
 	f.IntVar(&opts.APIQPS, "kube-api-qps", opts.APIQPS, "requests per second to the apiserver")
 	f.IntVar(&opts.APIBurst, "kube-api-burst", opts.APIBurst, "burst of requests to the apiserver")
+	f.StringVar(&opts.ContentType, "kube-api-content-type", opts.ContentType, "content type of requests sent to the apiserver, and the one asked for first: application/vnd.kubernetes.protobuf or application/json")
 	f.BoolVar(&opts.UseServiceAccountCredentials, "use-service-account-credentials", opts.UseServiceAccountCredentials, "give each controller the credentials of its own ServiceAccount in kube-system (created if missing; tokens through the TokenRequest API, renewed before they expire)")
 	f.StringVar(&opts.BindAddress, "bind-address", opts.BindAddress, "address of /healthz and /metrics")
 	f.IntVar(&opts.SecurePort, "secure-port", opts.SecurePort, "HTTPS port of /healthz and /metrics (0 picks a free one)")
+	f.BoolVar(&opts.Profiling, "profiling", opts.Profiling, "serve Go's profiles at /debug/pprof/ on --secure-port, to the callers the apiserver allows to get that path (a TokenReview, then a SubjectAccessReview)")
+	f.BoolVar(&opts.ContentionProfiling, "contention-profiling", opts.ContentionProfiling, "add the block profile, if --profiling")
 	f.StringVar(&opts.ShowHiddenMetricsForVersion, "show-hidden-metrics-for-version", opts.ShowHiddenMetricsForVersion, "serve again the metrics hidden since the previous minor release; the only value accepted is that release, 1.28")
+	cmd.AddCommand(probe.NewCommand())
 	return cmd
 }
 

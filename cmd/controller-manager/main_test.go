@@ -23,3 +23,19 @@ func TestDeprecatedFlag_StillWorksWarnsAndIsMarked(t *testing.T) {
 		t.Fatalf("--help does not mark it:\n%s", usage)
 	}
 }
+
+func TestFlags_KubesProfilingAndContentTypeFlags(t *testing.T) {
+	f := newCommand().Flags()
+	for flag, def := range map[string]string{
+		"profiling":             "true",
+		"contention-profiling":  "false",
+		"kube-api-content-type": "application/vnd.kubernetes.protobuf",
+	} {
+		if got := f.Lookup(flag); got == nil || got.DefValue != def {
+			t.Errorf("--%s: %v, want default %s", flag, got, def)
+		}
+	}
+	if err := f.Parse([]string{"--profiling=false", "--kube-api-content-type=application/json"}); err != nil {
+		t.Fatal(err)
+	}
+}

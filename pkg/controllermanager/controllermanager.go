@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +27,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -64,6 +66,11 @@ type Options struct {
 	// SecurePort serves /healthz and /metrics over HTTPS; 0 picks a free
 	// port, -1 serves nothing.
 	SecurePort int
+	// Profiling serves Go's profiles at /debug/pprof/ on SecurePort to
+	// the callers the apiserver allows to get that path (kube's
+	// --profiling); ContentionProfiling adds the block profile.
+	Profiling           bool
+	ContentionProfiling bool
 	// ShowHiddenMetricsForVersion ("1.28") serves again the metrics hidden
 	// since that release. The metrics are the process's: the first Run's
 	// value holds for all.
@@ -75,6 +82,12 @@ type Options struct {
 	// APIQPS and APIBurst bound the requests to the apiserver.
 	APIQPS   int
 	APIBurst int
+	// ContentType is the media type of the typed clients' request bodies,
+	// and the one they ask for first (kube's --kube-api-content-type):
+	// protobuf costs both ends far less to encode and decode than JSON.
+	// The garbage collector's metadata client and the namespace
+	// controller's dynamic client choose their own.
+	ContentType string
 	// UseServiceAccountCredentials gives each controller the credentials
 	// of its own ServiceAccount in kube-system; leader election, discovery
 	// and the shared informers keep the manager's.
@@ -96,8 +109,10 @@ func DefaultOptions() Options {
 		GCResync:               30 * time.Second,
 		BindAddress:            "127.0.0.1",
 		SecurePort:             10257,
+		Profiling:              true,
 		APIQPS:                 1000,
 		APIBurst:               2000,
+		ContentType:            runtime.ContentTypeProtobuf,
 	}
 }
 
@@ -127,6 +142,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("loading kubeconfig %q: %w", opts.Kubeconfig, err)
 	}
 	cfg.QPS, cfg.Burst = float32(opts.APIQPS), opts.APIBurst
+	cfg.ContentType = opts.ContentType
 	clients := configClientBuilder{base: cfg}
 	disc, err := discovery.NewDiscoveryClientForConfig(clients.Config("controller-discovery"))
 	if err != nil {
@@ -142,7 +158,18 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	health := &checks{}
 	if opts.SecurePort >= 0 {
-		if err := serve(ctx, opts, health, m.registry); err != nil {
+		var profiling http.Handler
+		if opts.Profiling {
+			reviews, err := clients.Client("controller-manager-auth-delegator")
+			if err != nil {
+				return err
+			}
+			profiling = profilingHandler(reviews)
+			if opts.ContentionProfiling {
+				goruntime.SetBlockProfileRate(1)
+			}
+		}
+		if err := serve(ctx, opts, health, m.registry, profiling); err != nil {
 			return err
 		}
 	}
@@ -215,15 +242,23 @@ func runControllers(ctx context.Context, root, clients ClientBuilder, ds []Descr
 }
 
 // trimCached drops from cached objects what no controller reads, to save
-// memory: managedFields everywhere, and a CronJob's own labels and
-// annotations (the controller copies those of its Job template; its status
-// writes keep the stored metadata, as the status subresource does in kube).
+// memory: managedFields everywhere; a CronJob's own labels and annotations
+// (the controller copies those of its Job template; its status writes keep
+// the stored metadata, as the status subresource does in kube); and a
+// Job's labels and spec, its pod template above all, which is most of a
+// Job and of the CronJob controller's memory, as Jobs pile up: it finds a
+// CronJob's Jobs by their controller reference and reads only their
+// annotations and status. A controller that reads Jobs' specs or selects
+// them by label must take this out.
 func trimCached(obj interface{}) (interface{}, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
 	}
-	if cj, ok := obj.(*batchv1.CronJob); ok {
-		cj.Labels, cj.Annotations = nil, nil
+	switch o := obj.(type) {
+	case *batchv1.CronJob:
+		o.Labels, o.Annotations = nil, nil
+	case *batchv1.Job:
+		o.Labels, o.Spec = nil, batchv1.JobSpec{}
 	}
 	return obj, nil
 }
@@ -313,8 +348,9 @@ func (c *checks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serve serves /healthz and /metrics over HTTPS, with a serving
-// certificate of its own, to anyone who reaches the port (README).
-func serve(ctx context.Context, opts Options, health *checks, reg *metrics.Registry) error {
+// certificate of its own, to anyone who reaches the port (README), and
+// /debug/pprof/ through profiling when it is not nil.
+func serve(ctx context.Context, opts Options, health *checks, reg *metrics.Registry, profiling http.Handler) error {
 	dir, err := os.MkdirTemp("", "cronplane-controller-manager-")
 	if err != nil {
 		return err
@@ -331,6 +367,9 @@ func serve(ctx context.Context, opts Options, health *checks, reg *metrics.Regis
 	mux.Handle("/healthz", health)
 	mux.Handle("/healthz/", health)
 	mux.Handle("/metrics", reg.Handler())
+	if profiling != nil {
+		mux.Handle("/debug/pprof/", profiling)
+	}
 	ln, err := tls.Listen("tcp", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.SecurePort)), &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	if err != nil {
 		return err
@@ -342,6 +381,6 @@ func serve(ctx context.Context, opts Options, health *checks, reg *metrics.Regis
 		_ = srv.Close()
 		os.RemoveAll(dir)
 	}()
-	klog.InfoS("Serving /healthz and /metrics securely", "address", ln.Addr().String())
+	klog.InfoS("Serving /healthz and /metrics securely", "address", ln.Addr().String(), "profiling", profiling != nil)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -28,8 +29,12 @@ import (
 const ScheduledTimestampAnnotation = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 
 // nextTickMargin is added to a requeue for the next tick, so that the
-// controller wakes just after the minute, never just before it.
-const nextTickMargin = 100 * time.Millisecond
+// controller wakes just after the scheduled time, not just before it: the
+// queue's timers never fire early on the monotonic clock, so the margin
+// only covers the wall clock being slewed meanwhile (a wake a little early
+// finds nothing due and requeues for the rest). kube waits 100 ms, which
+// every Job of the tick then carries in its creation skew.
+const nextTickMargin = 10 * time.Millisecond
 
 // Clock tells the time; tests inject a fake one.
 type Clock interface{ Now() time.Time }
@@ -70,6 +75,24 @@ type Controller struct {
 	skew Observer
 	// local is the time zone of CronJobs without spec.timeZone.
 	local *time.Location
+
+	// writes are the status writes of syncs otherwise done, oldest
+	// first; see worker.
+	writesMu sync.Mutex
+	writes   []*statusWrite
+}
+
+// statusWrite is the status write that ends a sync: the CronJob's key
+// stays in process (the queue hands it to no other worker) until it is
+// made, and only then is the key requeued for its next tick.
+type statusWrite struct {
+	key           string
+	base, desired *batchv1.CronJob
+	// requeue and syncErr are the rest of the sync's outcome; start is
+	// when it began, on the controller's clock, which requeue counts from.
+	requeue *time.Duration
+	syncErr error
+	start   time.Time
 }
 
 // New builds a controller over shared informers of CronJobs and Jobs. It
@@ -143,47 +166,121 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	<-ctx.Done()
 }
 
+// worker syncs CronJobs and makes the status writes that end their syncs,
+// syncs first: when a tick falls due for many CronJobs at once, all their
+// Jobs are created before the status writes recording them, so that no
+// Job waits behind other CronJobs' bookkeeping. Each worker has one
+// request in flight at a time, as kube's; what a sync writes, and in what
+// order for one CronJob, is unchanged, and a CronJob is synced again only
+// once its status is written.
+//
+// A worker blocks in the queue only when it has no write to make or
+// another worker has just taken a key (and will make the writes once the
+// queue is empty): a write never waits for a worker that is free.
 func (c *Controller) worker(ctx context.Context) {
-	for c.processNext(ctx) {
+	for {
+		if c.queue.Len() == 0 {
+			if w := c.popWrite(); w != nil {
+				requeue, err := c.finishSync(ctx, w)
+				c.done(w.key, w.start, requeue, err)
+				continue
+			}
+		}
+		key, quit := c.queue.Get()
+		if quit {
+			return
+		}
+		c.processNext(ctx, key.(string))
 	}
 }
 
-func (c *Controller) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
+// processNext syncs key; a status write still to make is queued for the
+// workers, and the key stays in process until it is made.
+func (c *Controller) processNext(ctx context.Context, key string) {
+	start := c.clock.Now()
+	w, requeue, err := c.reconcile(ctx, key)
+	if w != nil {
+		w.key, w.start = key, start
+		c.pushWrite(w)
+		return
 	}
+	c.done(key, start, requeue, err)
+}
+
+// done ends the processing of key, synced at start: after an error it is
+// retried with backoff, else requeued for requeueAfter from start.
+func (c *Controller) done(key string, start time.Time, requeueAfter *time.Duration, err error) {
 	defer c.queue.Done(key)
-	requeueAfter, err := c.sync(ctx, key.(string))
 	switch {
 	case err != nil:
 		utilruntime.HandleError(fmt.Errorf("syncing cronjob %s: %w", key, err))
 		c.queue.AddRateLimited(key)
 	case requeueAfter != nil:
 		c.queue.Forget(key)
-		c.queue.AddAfter(key, *requeueAfter)
+		// Counted from the sync's start, not from now: the status write
+		// may have waited behind other CronJobs' syncs.
+		c.queue.AddAfter(key, *requeueAfter-c.clock.Now().Sub(start))
 	default:
 		c.queue.Forget(key)
 	}
-	return true
+}
+
+func (c *Controller) pushWrite(w *statusWrite) {
+	c.writesMu.Lock()
+	defer c.writesMu.Unlock()
+	c.writes = append(c.writes, w)
+}
+
+// popWrite takes the oldest status write, or nil.
+func (c *Controller) popWrite() *statusWrite {
+	c.writesMu.Lock()
+	defer c.writesMu.Unlock()
+	if len(c.writes) == 0 {
+		return nil
+	}
+	w := c.writes[0]
+	c.writes[0] = nil
+	c.writes = c.writes[1:]
+	return w
 }
 
 // sync brings one CronJob up to date and returns when to look at it again.
 func (c *Controller) sync(ctx context.Context, key string) (*time.Duration, error) {
+	w, requeue, err := c.reconcile(ctx, key)
+	if w != nil {
+		return c.finishSync(ctx, w)
+	}
+	return requeue, err
+}
+
+// finishSync makes a sync's status write and returns the sync's outcome.
+func (c *Controller) finishSync(ctx context.Context, w *statusWrite) (*time.Duration, error) {
+	if err := c.writeStatus(ctx, w.base, w.desired); err != nil {
+		return nil, errors.Join(w.syncErr, err)
+	}
+	if w.syncErr != nil {
+		return nil, w.syncErr
+	}
+	return w.requeue, nil
+}
+
+// reconcile does all of a sync but its status write, which it returns
+// when the status changed; else it returns the sync's outcome.
+func (c *Controller) reconcile(ctx context.Context, key string) (*statusWrite, *time.Duration, error) {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cached, err := c.cronJobs.CronJobs(ns).Get(name)
 	if apierrors.IsNotFound(err) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	indexed, err := c.jobs.ByIndex(controllerIndex, string(cached.UID))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	owned := make([]*batchv1.Job, 0, len(indexed))
 	for _, obj := range indexed {
@@ -191,7 +288,7 @@ func (c *Controller) sync(ctx context.Context, key string) (*time.Duration, erro
 			owned = append(owned, j)
 		}
 	}
-	cj := cached.DeepCopy()
+	cj := statusCopy(cached)
 	// A sync that fails part-way (a Job deleted for Replace, then the new
 	// one refused) still writes what it changed, as kube's does; the
 	// error then requeues the CronJob.
@@ -200,14 +297,23 @@ func (c *Controller) sync(ctx context.Context, key string) (*time.Duration, erro
 		updateStatus = true
 	}
 	if updateStatus {
-		if err := c.writeStatus(ctx, cached, cj); err != nil {
-			return nil, errors.Join(syncErr, err)
-		}
+		return &statusWrite{base: cached, desired: cj, requeue: requeue, syncErr: syncErr}, nil, nil
 	}
 	if syncErr != nil {
-		return nil, syncErr
+		return nil, nil, syncErr
 	}
-	return requeue, nil
+	return nil, requeue, nil
+}
+
+// statusCopy returns a copy of cj to sync: a sync changes only a
+// CronJob's status (or swaps the whole object for one read afresh), so the
+// copy shares cj's metadata and spec, which nobody changes in an informer's
+// cache, and has a status of its own. A status write waiting behind other
+// syncs then holds little more than the status.
+func statusCopy(cj *batchv1.CronJob) *batchv1.CronJob {
+	out := *cj
+	cj.Status.DeepCopyInto(&out.Status)
+	return &out
 }
 
 // errReplaced stops a status write to a CronJob deleted and created again

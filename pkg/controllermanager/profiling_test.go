@@ -1,0 +1,113 @@
+package controllermanager
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+// reviewer answers TokenReviews (token "admin" is alice in
+// system:masters, "bob" is bob) and SubjectAccessReviews (system:masters
+// may get anything) as an apiserver would, and records what it was asked.
+func reviewer(t *testing.T) (*fake.Clientset, *[]string) {
+	t.Helper()
+	client := fake.NewSimpleClientset()
+	var asked []string
+	client.PrependReactor("create", "tokenreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		tr := a.(k8stesting.CreateAction).GetObject().(*authenticationv1.TokenReview)
+		asked = append(asked, "token "+tr.Spec.Token)
+		switch tr.Spec.Token {
+		case "admin":
+			tr.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "alice", Groups: []string{"system:masters"}}}
+		case "bob":
+			tr.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "bob"}}
+		}
+		return true, tr, nil
+	})
+	client.PrependReactor("create", "subjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		sar := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SubjectAccessReview)
+		nr := sar.Spec.NonResourceAttributes
+		asked = append(asked, "access "+sar.Spec.User+" "+nr.Verb+" "+nr.Path)
+		for _, g := range sar.Spec.Groups {
+			sar.Status.Allowed = sar.Status.Allowed || g == "system:masters"
+		}
+		return true, sar, nil
+	})
+	return client, &asked
+}
+
+func TestProfiling_ServedToThoseTheApiserverAllows(t *testing.T) {
+	client, asked := reviewer(t)
+	h := profilingHandler(client)
+	for _, tc := range []struct {
+		token, path string
+		code        int
+		body        string
+	}{
+		{"", "/debug/pprof/", http.StatusUnauthorized, "Unauthorized"},
+		{"nobody", "/debug/pprof/", http.StatusUnauthorized, "Unauthorized"},
+		{"bob", "/debug/pprof/heap", http.StatusForbidden, "bob may not get /debug/pprof/heap"},
+		{"admin", "/debug/pprof/", http.StatusOK, "goroutine"},
+		{"admin", "/debug/pprof/heap?debug=1", http.StatusOK, "heap profile"},
+		{"admin", "/debug/pprof/cmdline", http.StatusOK, ""},
+	} {
+		r := httptest.NewRequest("GET", tc.path, nil)
+		if tc.token != "" {
+			r.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tc.code || !strings.Contains(w.Body.String(), tc.body) {
+			t.Errorf("%s with token %q: %d %.100q, want %d containing %q", tc.path, tc.token, w.Code, w.Body.String(), tc.code, tc.body)
+		}
+	}
+	if got := strings.Join(*asked, "; "); !strings.Contains(got, "token bob; access bob get /debug/pprof/heap") {
+		t.Errorf("reviews asked: %s", got)
+	}
+}
+
+func TestTrimCached_KeepsWhatTheCronJobControllerReads(t *testing.T) {
+	yes := true
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", UID: "j-uid", ResourceVersion: "7",
+			Labels:          map[string]string{"job-name": "j"},
+			Annotations:     map[string]string{"batch.kubernetes.io/cronjob-scheduled-timestamp": "2026-11-23T10:01:00Z"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "cj", UID: "cj-uid", Controller: &yes}},
+			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}},
+		Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}},
+			CompletionTime: &metav1.Time{}},
+	}
+	want := job.DeepCopy()
+	want.Labels, want.ManagedFields, want.Spec = nil, nil, batchv1.JobSpec{}
+	got, err := trimCached(job)
+	if err != nil || !equality.Semantic.DeepEqual(got, want) {
+		t.Fatalf("trimmed Job %+v, %v; want %+v", got, err, want)
+	}
+
+	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "cj", Labels: map[string]string{"a": "b"}, Annotations: map[string]string{"c": "d"}},
+		Spec: batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"x": "y"}}}}}
+	wantCJ := cj.DeepCopy()
+	wantCJ.Labels, wantCJ.Annotations = nil, nil
+	if got, err := trimCached(cj); err != nil || !equality.Semantic.DeepEqual(got, wantCJ) {
+		t.Fatalf("trimmed CronJob %+v, %v; want %+v", got, err, wantCJ)
+	}
+}
+
+func TestDefaultOptions_ProtobufAndProfilingAsKube(t *testing.T) {
+	o := DefaultOptions()
+	if o.ContentType != "application/vnd.kubernetes.protobuf" || !o.Profiling || o.ContentionProfiling {
+		t.Fatalf("content type %q, profiling %v, contention profiling %v; want kube's protobuf, true, false", o.ContentType, o.Profiling, o.ContentionProfiling)
+	}
+}
