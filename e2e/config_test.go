@@ -15,6 +15,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 func kubectl(args ...string) (string, error) {
@@ -24,19 +26,92 @@ func kubectl(args ...string) (string, error) {
 	return string(out), err
 }
 
-// rollout runs hack/rollout.sh with a runtime-config.
+// rollout runs hack/rollout.sh with a runtime-config while a prober asks
+// both apiservers for /readyz every 200 ms, and fails the test if there
+// was a moment when neither answered: the API must stay available
+// throughout. It returns how long the rollout took.
 func rollout(t *testing.T, runtimeConfig string) time.Duration {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	probes, stop := make(chan availability, 1), make(chan struct{})
+	clients := [2]readyzClient{newReadyzClient(t, "apiserver-0"), newReadyzClient(t, "apiserver-1")}
+	go func() { probes <- probeAvailability(clients, stop) }()
 	cmd := exec.CommandContext(ctx, "hack/rollout.sh")
 	cmd.Dir = repoRoot
 	cmd.Env = append(os.Environ(), "RUNTIME_CONFIG="+runtimeConfig)
 	start := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
+	close(stop)
+	a := <-probes
+	if err != nil {
 		t.Fatalf("rollout %s: %v\n%s", runtimeConfig, err, out)
 	}
-	return time.Since(start)
+	t.Logf("during the rollout to %s: %d probe rounds, apiserver-0 unready in %d, apiserver-1 in %d, both in %d",
+		runtimeConfig, a.rounds, a.down[0], a.down[1], a.bothDown)
+	if a.bothDown > 0 {
+		t.Fatalf("the API was unavailable during the rollout: neither apiserver ready in %d of %d probe rounds", a.bothDown, a.rounds)
+	}
+	if a.down[0] == 0 || a.down[1] == 0 {
+		t.Fatalf("the probes never saw an apiserver restart (%v): the rollout did not restart each", a.down)
+	}
+	return took
+}
+
+type availability struct {
+	rounds, bothDown int
+	down             [2]int
+}
+
+// readyzClient asks one apiserver for /readyz, in process: a kubectl per
+// probe would load the two cores the cluster runs on.
+type readyzClient struct{ rest.Interface }
+
+func newReadyzClient(t *testing.T, contextName string) readyzClient {
+	t.Helper()
+	cfg := restConfig(t, contextName)
+	cfg.Timeout = 2 * time.Second
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return readyzClient{c.Discovery().RESTClient()}
+}
+
+func (c readyzClient) ready() bool {
+	return c.Get().AbsPath("/readyz").Do(context.Background()).Error() == nil
+}
+
+// probeAvailability asks both apiservers for /readyz, at once, every 200
+// ms until stop is closed.
+func probeAvailability(clients [2]readyzClient, stop <-chan struct{}) availability {
+	var a availability
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return a
+		case <-tick.C:
+		}
+		var ready [2]chan bool
+		for i := range ready {
+			ready[i] = make(chan bool, 1)
+			go func(i int) { ready[i] <- clients[i].ready() }(i)
+		}
+		up0, up1 := <-ready[0], <-ready[1]
+		a.rounds++
+		if !up0 {
+			a.down[0]++
+		}
+		if !up1 {
+			a.down[1]++
+		}
+		if !up0 && !up1 {
+			a.bothDown++
+		}
+	}
 }
 
 func TestRuntimeConfig_RollingBatchOffAndOnKeepsTheObjects(t *testing.T) {

@@ -103,6 +103,20 @@ func TestEtcd_OneMemberDownIsServedQuorumLossFailsClearlyAndRecovers(t *testing.
 	}
 	t.Logf("one etcd member down: 10 writes and reads in %v", time.Since(start).Round(time.Millisecond))
 	composeT(t, "start", "etcd-2")
+	// Caught up: with etcd-0 stopped, a write commits only once etcd-2
+	// holds the whole log, the writes it missed included.
+	composeT(t, "stop", "etcd-0")
+	caughtUp := eventually(t, 60*time.Second, "a write on etcd-1 and the restarted etcd-2", func() bool {
+		_, err := cms.Create(ctx, configMap("caught-up", "x"), metav1.CreateOptions{})
+		return err == nil || apierrors.IsAlreadyExists(err)
+	})
+	for i := 0; i < 10; i++ {
+		if _, err := c1.CoreV1().ConfigMaps("e2e-etcd").Get(ctx, fmt.Sprintf("one-down-%d", i), metav1.GetOptions{}); err != nil {
+			t.Fatalf("read on etcd-1 and the restarted etcd-2: %v", err)
+		}
+	}
+	t.Logf("etcd-2 restarted and caught up: with etcd-0 stopped, a write committed after %v and the writes it missed read back", caughtUp.Round(time.Millisecond))
+	composeT(t, "start", "etcd-0")
 
 	composeT(t, "stop", "etcd-1", "etcd-2")
 	// A client that outwaits the server, so that a slow answer is seen
@@ -140,14 +154,15 @@ func TestEtcd_OneMemberDownIsServedQuorumLossFailsClearlyAndRecovers(t *testing.
 	})
 	t.Logf("quorum restored: writes resumed %v after the members started", time.Since(restored).Round(time.Millisecond))
 	// The watch opened before the faults goes on: it sees the ten writes,
-	// then the one after quorum came back. The server may end a watch
+	// the one that proved etcd-2 caught up, then the one after quorum came
+	// back. The server may end a watch
 	// stream across an outage; a client then watches again from the last
 	// resourceVersion it saw, and must get the rest without a relist
 	// (no 410 Gone) and without a gap.
 	var names []string
 	lastRV, resumed := "", 0
 	deadline := time.Now().Add(60 * time.Second)
-	for len(names) < 11 && time.Now().Before(deadline) {
+	for len(names) < 12 && time.Now().Before(deadline) {
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
@@ -171,7 +186,7 @@ func TestEtcd_OneMemberDownIsServedQuorumLossFailsClearlyAndRecovers(t *testing.
 	for i := 0; i < 10; i++ {
 		want = append(want, fmt.Sprintf("one-down-%d", i))
 	}
-	want = append(want, "quorum-back")
+	want = append(want, "caught-up", "quorum-back")
 	if fmt.Sprint(names) != fmt.Sprint(want) {
 		t.Fatalf("watch across the outage saw %v, want %v", names, want)
 	}
