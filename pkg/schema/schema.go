@@ -195,6 +195,10 @@ var (
 	fieldsV1Type = reflect.TypeOf(metav1.FieldsV1{})
 )
 
+// ObjectMetaDefinition names the definition of object metadata, which
+// every resource's metadata and an embedded resource's refer to.
+var ObjectMetaDefinition = DefinitionName(reflect.TypeOf(metav1.ObjectMeta{}))
+
 // DefinitionName is kube's OpenAPI name of a Go type: its package path
 // with the domain reversed, then the type name
 // (io.k8s.api.batch.v1.CronJob).
@@ -308,11 +312,11 @@ func (b *builder) fields(t reflect.Type, def *Schema) {
 	docs := swaggerDoc(t)
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" || !f.IsExported() {
+		name, inline, ok := jsonField(f)
+		if !ok {
 			continue
 		}
-		if strings.Contains(opts, "inline") || (f.Anonymous && name == "") {
+		if inline {
 			ft := f.Type
 			for ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
@@ -320,9 +324,7 @@ func (b *builder) fields(t reflect.Type, def *Schema) {
 			b.fields(ft, def)
 			continue
 		}
-		if name == "" {
-			name = f.Name
-		}
+		_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		p := b.of(f.Type)
 		p.Description = docs[name]
 		p.PatchStrategy = f.Tag.Get("patchStrategy")

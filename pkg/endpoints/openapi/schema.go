@@ -10,7 +10,6 @@ package openapi
 import (
 	"reflect"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	cronschema "github.com/cronplane/cronplane/pkg/schema"
@@ -71,9 +70,6 @@ func (s *schemas) renderRoot(sch *cronschema.Schema) Schema {
 	}
 	return s.render(sch, true)
 }
-
-// objectMeta is the definition an embedded resource's metadata refers to.
-var objectMeta = cronschema.DefinitionName(reflect.TypeOf(metav1.ObjectMeta{}))
 
 // The descriptions kube publishes for an embedded resource's type and
 // object metadata.
@@ -189,7 +185,7 @@ func (s *schemas) render(sch *cronschema.Schema, custom bool) Schema {
 		}
 		props["apiVersion"] = Schema{"type": "string", "description": embeddedAPIVersionDescription}
 		props["kind"] = Schema{"type": "string", "description": embeddedKindDescription}
-		props["metadata"] = s.render(&cronschema.Schema{Ref: objectMeta, Description: embeddedMetadataDescription}, false)
+		props["metadata"] = s.render(&cronschema.Schema{Ref: cronschema.ObjectMetaDefinition, Description: embeddedMetadataDescription}, false)
 		required = append([]string(nil), required...)
 		for _, r := range []string{"kind", "apiVersion"} {
 			if !containsString(required, r) {
