@@ -4,7 +4,7 @@
 // validated and recorded in managedFields), validating plugins see the
 // final object after the strategy has prepared and validated it. Each
 // plugin lives in its own package under plugin/; the chain is built from
-// a list in one place (Plugins in the apiserver's assembly).
+// a list in one place (admissionChain in pkg/apiserver).
 package admission
 
 import (

@@ -427,17 +427,19 @@ func (c *call) update(u rest.Updater) (int, runtime.Object, error) {
 // as apply does: an apply owns what it sent, as in kube); a write that changes nothing but managedFields times keeps
 // the old times, so that it stores nothing.
 func (c *call) updateWith(u rest.Updater, info *updatedObject, applied bool, opts *metav1.UpdateOptions) (int, runtime.Object, error) {
+	// An update that creates is admitted as a create, with create options.
+	createOpts := &metav1.CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
 	transform := info.transform
 	info.transform = func(ctx context.Context, current runtime.Object) (runtime.Object, error) {
 		obj, err := transform(ctx, current)
 		if err != nil {
 			return nil, err
 		}
-		op := admission.Update
+		op, options := admission.Update, runtime.Object(opts)
 		if current == nil {
-			op = admission.Create
+			op, options = admission.Create, createOpts
 		}
-		if err := c.admit(ctx, op, obj, current, opts.DryRun, opts); err != nil {
+		if err := c.admit(ctx, op, obj, current, opts.DryRun, options); err != nil {
 			return nil, err
 		}
 		if !applied {
@@ -450,7 +452,6 @@ func (c *call) updateWith(u rest.Updater, info *updatedObject, applied bool, opt
 		}
 		return obj, nil
 	}
-	createOpts := &metav1.CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
 	out, created, err := u.Update(c.r.Context(), c.namespace, c.info.Name, info,
 		c.authorizedCreate(c.validateObject(admission.Create, opts.DryRun, createOpts)), c.validateUpdate(opts.DryRun, opts), applied, opts)
 	if created {
