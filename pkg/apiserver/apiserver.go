@@ -576,7 +576,6 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	h = s.life.inflight.Handler(h)
 	h = filters.WithImpersonation(h, authz)
 	h = filters.WithAudit(h, s.auditor, isLongRunning)
-	h = filters.WithLogging(h, s.opts.Logger)
 	h = filters.WithAuthentication(h, authn, s.opts.AnonymousAuth)
 	// As in kube, the deadline covers authentication too, and a bad
 	// ?timeout is a 400 before it.
@@ -585,6 +584,7 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	if requestMetrics != nil {
 		h = requestMetrics.WithRequestMetrics(h)
 	}
+	h = filters.WithLogging(h, s.opts.Logger)
 	h = request.WithRequestInfoFilter(h)
 	return filters.WithAuditInit(withPanicRecovery(h), s.auditor)
 }

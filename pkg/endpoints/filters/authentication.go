@@ -21,9 +21,11 @@ func WithAuthentication(next http.Handler, a authenticator.Request, anonymous bo
 		u, ok, err := a.AuthenticateRequest(r)
 		switch {
 		case ok:
+			logUser(r.Context(), u)
 			next.ServeHTTP(w, r.WithContext(user.WithUser(r.Context(), authenticator.WithAuthenticatedGroup(u))))
 		case err == nil && anonymous:
 			anon := &user.Info{Name: user.Anonymous, Groups: []string{user.AllUnauthenticated}}
+			logUser(r.Context(), anon)
 			next.ServeHTTP(w, r.WithContext(user.WithUser(r.Context(), anon)))
 		default:
 			if err != nil {

@@ -1,7 +1,9 @@
 package filters
 
 import (
+	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -12,9 +14,11 @@ import (
 
 // WithLogging logs every request at verbosity 3, once it is answered, as
 // kube's httplog does: verb, URI, user, latency, user agent, audit ID,
-// client address and response code. It goes inside authentication, which
-// logs the requests it turns away itself. Below -v=3 it is not in the
-// chain at all.
+// client address and response code. It goes outside the filters that
+// answer in the server's defense (request deadline, drain, in-flight
+// limits) and authentication, so that the line has the code the client
+// got; authentication, further in, tells it the user. Below -v=3 it is
+// not in the chain at all.
 func WithLogging(next http.Handler, logger klog.Logger) http.Handler {
 	logger = logger.V(3)
 	if !logger.Enabled() {
@@ -23,14 +27,36 @@ func WithLogging(next http.Handler, logger klog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &codeRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r)
-		name := ""
-		if u, ok := user.From(r.Context()); ok {
-			name = u.Name
-		}
-		logger.Info("HTTP", "verb", r.Method, "URI", r.RequestURI, "user", name, "latency", time.Since(start).String(),
+		entry := &logEntry{}
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), logEntryKey{}, entry)))
+		logger.Info("HTTP", "verb", r.Method, "URI", r.RequestURI, "user", entry.userName(), "latency", time.Since(start).String(),
 			"userAgent", r.UserAgent(), "audit-ID", w.Header().Get(audit.HeaderAuditID), "srcIP", r.RemoteAddr, "resp", rec.status())
 	})
+}
+
+// logEntry is what filters further in tell the request's log line. It
+// is shared with a handler the request deadline may have left running.
+type logEntry struct {
+	mu   sync.Mutex
+	user string
+}
+
+type logEntryKey struct{}
+
+// logUser records the authenticated user on the request's log line, if
+// it is logged.
+func logUser(ctx context.Context, u *user.Info) {
+	if e, ok := ctx.Value(logEntryKey{}).(*logEntry); ok {
+		e.mu.Lock()
+		e.user = u.Name
+		e.mu.Unlock()
+	}
+}
+
+func (e *logEntry) userName() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.user
 }
 
 // codeRecorder remembers the response code.
