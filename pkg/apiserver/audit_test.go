@@ -231,3 +231,52 @@ func decodeJSON(s string) (v interface{}) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Writes in protobuf, as the controller-manager sends them, are audited
+// as kube audits them: the object reference names the created object at
+// every level, and the request and response objects are recorded in
+// JSON, the request's as decoded (defaults applied, kube's null
+// creationTimestamp).
+func TestAudit_ProtobufWritesAreNamedAndRecordedAsJSON(t *testing.T) {
+	dir := t.TempDir()
+	policy, logPath := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "audit.log")
+	if err := os.WriteFile(policy, []byte(auditTestPolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := apiservertest.Start(t, func(o *apiserver.Options) {
+		o.Audit = audit.Options{PolicyFile: policy, LogPath: logPath}
+	})
+	cfg := rest.CopyConfig(s.Config)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf"
+	client := kubernetes.NewForConfigOrDie(cfg)
+	c := ctx(t)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "in-protobuf"}, Data: map[string]string{"k": "v"}}
+	if _, err := client.CoreV1().ConfigMaps("default").Create(c, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Namespaces().Create(c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "in-protobuf"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := auditLines(t, logPath,
+		`"requestURI":"/api/v1/namespaces/default/configmaps","verb":"create"`,
+		`"requestURI":"/api/v1/namespaces","verb":"create"`,
+	)
+	created, namespace := lines[0], lines[1]
+	if ref := created["objectRef"]; !jsonEqual(ref, decodeJSON(`{"resource":"configmaps","namespace":"default","name":"in-protobuf","apiVersion":"v1"}`)) {
+		t.Errorf("configmap objectRef %v", ref)
+	}
+	if !jsonEqual(created["requestObject"], decodeJSON(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"in-protobuf","creationTimestamp":null},"data":{"k":"v"}}`)) {
+		t.Errorf("configmap requestObject %v", created["requestObject"])
+	}
+	if field(created, "responseObject", "kind") != "ConfigMap" || field(created, "responseObject", "metadata", "uid") == nil ||
+		field(created, "responseObject", "data", "k") != "v" {
+		t.Errorf("configmap responseObject %v", created["responseObject"])
+	}
+	if ref := namespace["objectRef"]; namespace["level"] != "Metadata" || !jsonEqual(ref, decodeJSON(`{"resource":"namespaces","name":"in-protobuf","apiVersion":"v1"}`)) {
+		t.Errorf("namespace event: level %v, objectRef %v", namespace["level"], ref)
+	}
+	if namespace["requestObject"] != nil || namespace["responseObject"] != nil {
+		t.Errorf("a Metadata event has bodies: %v", namespace)
+	}
+}

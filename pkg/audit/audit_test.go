@@ -17,8 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cronplane/cronplane/pkg/auth/authorizer"
+	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/auth/user"
-	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 	"github.com/cronplane/cronplane/pkg/metrics"
 )
 
@@ -227,7 +227,11 @@ func TestLogResponseBody_StatusesAndBodies(t *testing.T) {
 	status := &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
 		Message: "nope", Reason: metav1.StatusReasonNotFound, Code: 404, Details: &metav1.StatusDetails{Name: "a", Kind: "configmaps"}}
 	statusJSON, _ := json.Marshal(status)
-	statusProto, err := responsewriters.Protobuf(status)
+	raw, err := status.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	statusProto, err := codec.Envelope("v1", "Status", raw)
 	if err != nil {
 		t.Fatal(err)
 	}

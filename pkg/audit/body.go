@@ -3,12 +3,14 @@ package audit
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"mime"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,9 +20,11 @@ import (
 	"github.com/cronplane/cronplane/pkg/codec"
 )
 
-// The bodies of a request and its response are recorded as they went
-// over the wire, turned into JSON: JSON as it is, YAML converted, gzip
-// undone. Protobuf bodies have no JSON form here, except a Status.
+// The object a create or update decoded is recorded as kube records it,
+// in JSON whatever the wire format (LogRequestObject), and so is an
+// object answered in protobuf (LogResponseObject). Other bodies are
+// recorded as they went over the wire, turned into JSON: JSON as it is,
+// YAML converted, gzip undone; a protobuf one only if it is a Status.
 
 // maxStatusBytes is the largest body read as a possible Status.
 const maxStatusBytes = 64 * 1024
@@ -49,14 +53,99 @@ func (c *Context) SetResponseStatus(s *metav1.Status) {
 	}
 }
 
-// LogRequestBody records the request body: the name, namespace, uid and
+// LogRequestObject records the object a create or update decoded from
+// its body, defaults applied: its name, namespace, uid and
+// resourceVersion complete the object reference, and from level Request
+// on its JSON form is the request object, as kube records it whatever
+// the body's format. It takes the place of the body (LogRequestBody).
+func LogRequestObject(ctx context.Context, obj runtime.Object) {
+	c := ContextFrom(ctx)
+	if c == nil {
+		return
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	level, omitManagedFields := c.event.Level, c.config.OmitManagedFields
+	if c.completed || !c.evaluated || level.Less(LevelMetadata) {
+		c.mu.Unlock()
+		return
+	}
+	c.objectLogged = true
+	c.nameObject(m.GetNamespace(), m.GetName(), string(m.GetUID()), m.GetResourceVersion())
+	c.mu.Unlock()
+	if level.Less(LevelRequest) {
+		return
+	}
+	// Encoded outside the lock: the object is the handler's until it
+	// returns.
+	js, err := json.Marshal(obj)
+	if err != nil {
+		return
+	}
+	if omitManagedFields {
+		js = withoutManagedFields(js)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.completed {
+		c.event.RequestObject = js
+	}
+}
+
+// nameObject completes the object reference of a create or update with
+// the object's own name, namespace, uid and resourceVersion.
+func (c *Context) nameObject(namespace, name, uid, resourceVersion string) {
+	ref := c.event.ObjectRef
+	if ref == nil || c.event.Verb != "create" && c.event.Verb != "update" {
+		return
+	}
+	ref.Namespace = or(ref.Namespace, namespace)
+	ref.Name = or(ref.Name, name)
+	ref.UID = types.UID(or(string(ref.UID), uid))
+	ref.ResourceVersion = or(ref.ResourceVersion, resourceVersion)
+}
+
+// LogResponseObject records, from level RequestResponse on, the JSON
+// form of an object answered in a format the response body cannot be
+// read back from (protobuf); encode is called only then.
+func LogResponseObject(ctx context.Context, encode func() ([]byte, error)) {
+	c := ContextFrom(ctx)
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	omitManagedFields := c.config.OmitManagedFields
+	wanted := !c.completed && c.evaluated && !c.event.Level.Less(LevelRequestResponse)
+	c.mu.Unlock()
+	if !wanted {
+		return
+	}
+	js, err := encode()
+	if err != nil || !json.Valid(js) {
+		return
+	}
+	if omitManagedFields {
+		js = withoutManagedFields(js)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.completed {
+		c.event.ResponseObject = bytes.TrimRight(js, "\n")
+	}
+}
+
+// LogRequestBody records the request body, unless the handler recorded
+// the object it decoded (LogRequestObject): the name, namespace, uid and
 // resourceVersion of the object created or updated complete the object
 // reference, and from level Request on the body itself is recorded.
 func (c *Context) LogRequestBody(contentType string, body []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ev := &c.event
-	if c.completed || !c.evaluated || ev.Level.Less(LevelMetadata) {
+	if c.completed || !c.evaluated || ev.Level.Less(LevelMetadata) || c.objectLogged {
 		return
 	}
 	js, ok := toJSON(contentType, body)
@@ -72,10 +161,7 @@ func (c *Context) LogRequestBody(contentType string, body []byte) {
 		}
 		if json.Unmarshal(js, &obj) == nil {
 			m := obj.Metadata
-			ref.Namespace = or(ref.Namespace, m.Namespace)
-			ref.Name = or(ref.Name, m.Name)
-			ref.UID = types.UID(or(string(ref.UID), string(m.UID)))
-			ref.ResourceVersion = or(ref.ResourceVersion, m.ResourceVersion)
+			c.nameObject(m.Namespace, m.Name, string(m.UID), m.ResourceVersion)
 		}
 	}
 	if ev.Level.Less(LevelRequest) {

@@ -40,8 +40,11 @@ type Context struct {
 	// completed is set once the last stage is emitted: the writer then
 	// owns event, and nothing changes it any more.
 	completed bool
-	config    RequestConfig
-	event     Event
+	// objectLogged is set once the handler recorded the decoded request
+	// object (LogRequestObject), which the wire body then leaves alone.
+	objectLogged bool
+	config       RequestConfig
+	event        Event
 }
 
 type contextKey struct{}

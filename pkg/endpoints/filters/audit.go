@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -197,8 +198,11 @@ func (w *auditWriter) start(code int) {
 	}
 	w.started = true
 	w.ac.SetResponseCode(code)
+	// An object answered in protobuf is recorded by the response writer
+	// (audit.LogResponseObject), in JSON.
+	protobufObject := code < http.StatusMultipleChoices && strings.HasPrefix(w.Header().Get("Content-Type"), "application/vnd.kubernetes.protobuf")
 	switch {
-	case w.level == audit.LevelRequestResponse && (!w.longRunning || code >= http.StatusMultipleChoices):
+	case w.level == audit.LevelRequestResponse && (!w.longRunning || code >= http.StatusMultipleChoices) && !protobufObject:
 		w.limit = -1
 	case code >= http.StatusMultipleChoices || w.verb == "delete":
 		// Errors, and a deletion's answer, may be a Status.

@@ -23,6 +23,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/cronplane/cronplane/pkg/audit"
 	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
 	"github.com/cronplane/cronplane/pkg/endpoints/request"
@@ -97,6 +98,7 @@ func (c *call) decode(validation string) (runtime.Object, error) {
 		return nil, err
 	}
 	res.Defaults(obj)
+	audit.LogRequestObject(c.r.Context(), obj)
 	return obj, nil
 }
 

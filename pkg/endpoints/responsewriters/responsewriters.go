@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
+	"github.com/cronplane/cronplane/pkg/audit"
 	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
@@ -116,6 +117,12 @@ type protobufStreamer interface {
 func Write(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object, f negotiation.Format) {
 	switch f.MediaType {
 	case negotiation.Protobuf:
+		// The audit log cannot read protobuf back: it gets the JSON form.
+		audit.LogResponseObject(r.Context(), func() ([]byte, error) {
+			var buf bytes.Buffer
+			err := writeJSON(&buf, obj)
+			return buf.Bytes(), err
+		})
 		out := newDeferred(w, r, code, negotiation.Protobuf)
 		var err error
 		if l, ok := obj.(*rest.List); ok {
