@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -184,6 +185,31 @@ func TestLogBackend_DropsAndCountsRatherThanBlockWhenTheWriterIsStuck(t *testing
 	b.enqueue(&Event{AuditID: "late"})
 	if got := testutil.ToFloat64(m.errors.WithLabelValues(pluginBuffered)); got != 8 {
 		t.Errorf("an event after close was not counted as dropped: %v", got)
+	}
+}
+
+// --audit-log-path - writes the events to standard output.
+func TestLog_DashIsStandardOutput(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	stdout := os.Stdout
+	os.Stdout = w
+	a, _ := newTestAuditor(t, metadataPolicy, func(o *Options) { o.LogPath = "-" })
+	os.Stdout = stdout
+	_, c := begin(a)
+	a.Emit(c, StageResponseComplete)
+	a.Close()
+	w.Close()
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev Event
+	if err := json.Unmarshal(out, &ev); err != nil || ev.AuditID != "id-1" || ev.Stage != StageResponseComplete {
+		t.Fatalf("standard output %q: %v", out, err)
 	}
 }
 
