@@ -343,3 +343,35 @@ func TestProtection_BodyLimits(t *testing.T) {
 		})
 	}
 }
+
+// A watch without timeoutSeconds is not bound by --request-timeout but
+// by --min-request-timeout: it ends cleanly after between once and twice
+// that, at random, so that the watches of many clients do not all end
+// at once. timeoutSeconds, when given, is the bound.
+func TestProtection_WatchesLastBetweenMinRequestTimeoutAndTwiceIt(t *testing.T) {
+	s := apiservertest.Start(t, func(o *apiserver.Options) {
+		o.MinRequestTimeout = 2
+		o.Serving.RequestTimeout = time.Second
+	})
+	for _, tc := range []struct {
+		query    string
+		min, max time.Duration
+	}{
+		{"", 2 * time.Second, 4*time.Second + 500*time.Millisecond},
+		{"&timeoutSeconds=1", time.Second, 1500 * time.Millisecond},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/api/v1/namespaces/default/configmaps?watch=true"+tc.query, nil)
+		req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+		begin := time.Now()
+		resp, err := s.HTTPClient().Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("watch%s: %v", tc.query, err)
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		took := time.Since(begin)
+		if err != nil || took < tc.min || took > tc.max {
+			t.Errorf("watch%s ended after %s (%v), want between %s and %s", tc.query, took, err, tc.min, tc.max)
+		}
+	}
+}
