@@ -13,11 +13,11 @@ import (
 	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
 )
 
-// At -v=3 each request's line carries the code the client got, as kube's
-// httplog, which wraps the whole chain: the 504 of the request deadline,
-// the 401 of authentication, the 429 of the in-flight limits, with the
-// authenticated user where there is one.
-func TestLogging_RequestLineHasTheCodeTheClientGot(t *testing.T) {
+// At -v=3 each request's line names its API verb (LIST, POST) and has
+// the code the client got, as kube's httplog, which wraps the whole
+// chain: the 504 of the request deadline, the 401 of authentication,
+// with the authenticated user where there is one.
+func TestLogging_RequestLineHasTheVerbAndTheCodeTheClientGot(t *testing.T) {
 	var mu sync.Mutex
 	var logged []string
 	s := apiservertest.Start(t, func(o *apiserver.Options) {
@@ -40,7 +40,7 @@ func TestLogging_RequestLineHasTheCodeTheClientGot(t *testing.T) {
 	}
 	for _, tc := range []struct{ want, code string }{
 		{`"msg"="HTTP" "verb"="POST" "URI"="` + cms + `?timeout=300ms" "user"="alice" `, "504"},
-		{`"msg"="HTTP" "verb"="GET" "URI"="` + cms + `?limit=1" "user"="" `, "401"},
+		{`"msg"="HTTP" "verb"="LIST" "URI"="` + cms + `?limit=1" "user"="" `, "401"},
 	} {
 		deadline := time.Now().Add(5 * time.Second)
 		for {

@@ -13,7 +13,8 @@ import (
 )
 
 // WithLogging logs every request at verbosity 3, once it is answered, as
-// kube's httplog does: verb, URI, user, latency, user agent, audit ID,
+// kube's httplog does: verb (a resource request's API verb in capitals,
+// as in the request metrics), URI, user, latency, user agent, audit ID,
 // client address and response code. It goes outside the filters that
 // answer in the server's defense (request deadline, drain, in-flight
 // limits) and authentication, so that the line has the code the client
@@ -29,7 +30,7 @@ func WithLogging(next http.Handler, logger klog.Logger) http.Handler {
 		rec := &codeRecorder{ResponseWriter: w}
 		entry := &logEntry{}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), logEntryKey{}, entry)))
-		logger.Info("HTTP", "verb", r.Method, "URI", r.RequestURI, "user", entry.userName(), "latency", time.Since(start).String(),
+		logger.Info("HTTP", "verb", terminationLabels(r).verb, "URI", r.RequestURI, "user", entry.userName(), "latency", time.Since(start).String(),
 			"userAgent", r.UserAgent(), "audit-ID", w.Header().Get(audit.HeaderAuditID), "srcIP", r.RemoteAddr, "resp", rec.status())
 	})
 }

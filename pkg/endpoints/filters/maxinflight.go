@@ -188,7 +188,8 @@ type requestLabels struct {
 	verb, group, version, resource, subresource, scope string
 }
 
-// terminationLabels names a request as kube's request metrics do:
+// terminationLabels names a request as kube's request metrics and
+// request log do:
 // resource requests by API verb in capitals (POST for create, PUT for
 // update, APPLY for a server-side apply patch) and scope; other paths by
 // method, with the path as the subresource.
