@@ -41,7 +41,6 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/certs"
 	"github.com/cronplane/cronplane/pkg/controller/cronjob"
-	"github.com/cronplane/cronplane/pkg/metrics"
 )
 
 // Options are the controller-manager's settings; cmd/controller-manager
@@ -63,8 +62,9 @@ type Options struct {
 	// to watch resources served since it started.
 	GCResync    time.Duration
 	BindAddress string
-	// SecurePort serves /healthz and /metrics over HTTPS; 0 picks a free
-	// port, -1 serves nothing.
+	// SecurePort serves /healthz (to anyone) and /metrics (to the callers
+	// the apiserver allows to get it) over HTTPS; 0 picks a free port, -1
+	// serves nothing.
 	SecurePort int
 	// Profiling serves Go's profiles at /debug/pprof/ on SecurePort to
 	// the callers the apiserver allows to get that path (kube's
@@ -158,18 +158,18 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	health := &checks{}
 	if opts.SecurePort >= 0 {
+		reviews, err := clients.Client("controller-manager-auth-delegator")
+		if err != nil {
+			return err
+		}
 		var profiling http.Handler
 		if opts.Profiling {
-			reviews, err := clients.Client("controller-manager-auth-delegator")
-			if err != nil {
-				return err
-			}
 			profiling = profilingHandler(reviews)
 			if opts.ContentionProfiling {
 				goruntime.SetBlockProfileRate(1)
 			}
 		}
-		if err := serve(ctx, opts, health, m.registry, profiling); err != nil {
+		if err := serve(ctx, opts, health, delegatedAuth(reviews, m.registry.Handler()), profiling); err != nil {
 			return err
 		}
 	}
@@ -347,10 +347,11 @@ func (c *checks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(b.String()))
 }
 
-// serve serves /healthz and /metrics over HTTPS, with a serving
-// certificate of its own, to anyone who reaches the port (README), and
-// /debug/pprof/ through profiling when it is not nil.
-func serve(ctx context.Context, opts Options, health *checks, reg *metrics.Registry, profiling http.Handler) error {
+// serve serves over HTTPS, with a serving certificate of its own,
+// /healthz to anyone who reaches the port (as kube always allows it),
+// and metrics at /metrics and /debug/pprof/ through profiling when it is
+// not nil.
+func serve(ctx context.Context, opts Options, health *checks, metrics, profiling http.Handler) error {
 	dir, err := os.MkdirTemp("", "cronplane-controller-manager-")
 	if err != nil {
 		return err
@@ -366,7 +367,7 @@ func serve(ctx context.Context, opts Options, health *checks, reg *metrics.Regis
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", health)
 	mux.Handle("/healthz/", health)
-	mux.Handle("/metrics", reg.Handler())
+	mux.Handle("/metrics", metrics)
 	if profiling != nil {
 		mux.Handle("/debug/pprof/", profiling)
 	}

@@ -55,9 +55,9 @@ func TestProfiling_ServedToThoseTheApiserverAllows(t *testing.T) {
 		code        int
 		body        string
 	}{
-		{"", "/debug/pprof/", http.StatusUnauthorized, "Unauthorized"},
-		{"nobody", "/debug/pprof/", http.StatusUnauthorized, "Unauthorized"},
-		{"bob", "/debug/pprof/heap", http.StatusForbidden, "bob may not get /debug/pprof/heap"},
+		{"", "/debug/pprof/", http.StatusForbidden, `forbidden: User \"system:anonymous\" cannot get path \"/debug/pprof/\"`},
+		{"nobody", "/debug/pprof/", http.StatusUnauthorized, `"message":"Unauthorized"`},
+		{"bob", "/debug/pprof/heap", http.StatusForbidden, `forbidden: User \"bob\" cannot get path \"/debug/pprof/heap\"`},
 		{"admin", "/debug/pprof/", http.StatusOK, "goroutine"},
 		{"admin", "/debug/pprof/heap?debug=1", http.StatusOK, "heap profile"},
 		{"admin", "/debug/pprof/cmdline", http.StatusOK, ""},
@@ -73,6 +73,41 @@ func TestProfiling_ServedToThoseTheApiserverAllows(t *testing.T) {
 		}
 	}
 	if got := strings.Join(*asked, "; "); !strings.Contains(got, "token bob; access bob get /debug/pprof/heap") {
+		t.Errorf("reviews asked: %s", got)
+	}
+}
+
+// /metrics, like the profiles, is served to those the apiserver allows to
+// get it, as kube's delegated authentication and authorization decide:
+// without a token as system:anonymous, a token the apiserver does not
+// know is a 401, a user it does not allow a 403, both as kube's Status.
+func TestDelegatedAuth_AnswersAsKube(t *testing.T) {
+	client, asked := reviewer(t)
+	h := delegatedAuth(client, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("metrics")) }))
+	for _, tc := range []struct {
+		token string
+		code  int
+		body  string
+	}{
+		{"", http.StatusForbidden, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"forbidden: User \"system:anonymous\" cannot get path \"/metrics\"","reason":"Forbidden","details":{},"code":403}` + "\n"},
+		{"nobody", http.StatusUnauthorized, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}` + "\n"},
+		{"bob", http.StatusForbidden, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"forbidden: User \"bob\" cannot get path \"/metrics\"","reason":"Forbidden","details":{},"code":403}` + "\n"},
+		{"admin", http.StatusOK, "metrics"},
+	} {
+		r := httptest.NewRequest("GET", "/metrics", nil)
+		if tc.token != "" {
+			r.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tc.code || w.Body.String() != tc.body {
+			t.Errorf("token %q: %d %q, want %d %q", tc.token, w.Code, w.Body.String(), tc.code, tc.body)
+		}
+		if ct := w.Header().Get("Content-Type"); tc.code != http.StatusOK && ct != "application/json" {
+			t.Errorf("token %q: Content-Type %q", tc.token, ct)
+		}
+	}
+	if got := strings.Join(*asked, "; "); !strings.Contains(got, "access system:anonymous get /metrics; token nobody; token bob; access bob get /metrics") {
 		t.Errorf("reviews asked: %s", got)
 	}
 }

@@ -230,25 +230,31 @@ func TestNamespaceController_EmptiesAndRemovesATerminatingNamespace(t *testing.T
 func TestHealthAndMetrics_ServedOverHTTPS(t *testing.T) {
 	get, _ := runServing(t, srv.ControllerManagerKubeconfigPath, "namespace")
 	waitFor(t, "/healthz", func() (bool, error) {
-		code, body := get("/healthz")
+		code, body := get("/healthz", "")
 		return code == 200 && body == "ok", nil
 	})
 	waitFor(t, "the namespace controller's check", func() (bool, error) {
-		code, body := get("/healthz/namespace-controller")
+		code, body := get("/healthz/namespace-controller", "")
 		return code == 200 && body == "ok", nil
 	})
-	if code, _ := get("/healthz/cronjob-controller"); code != 404 {
+	if code, _ := get("/healthz/cronjob-controller", ""); code != 404 {
 		t.Fatalf("/healthz/cronjob-controller of a controller not started: %d", code)
 	}
-	if code, body := get("/metrics"); code != 200 || !strings.Contains(body, "go_goroutines") {
+	// /metrics is for those the apiserver allows to get it, as kube's.
+	if code, body := get("/metrics", srv.AdminToken); code != 200 || !strings.Contains(body, "go_goroutines") {
 		t.Fatalf("/metrics: %d %.200s", code, body)
+	}
+	for token, code := range map[string]int{"": 403, "not-a-token": 401} {
+		if got, body := get("/metrics", token); got != code || !strings.Contains(body, `"kind":"Status"`) {
+			t.Errorf("/metrics with token %q: %d %.200s, want %d", token, got, body, code)
+		}
 	}
 }
 
 // runServing runs a controller-manager against kubeconfig, without leader
 // election, with /healthz and /metrics on a free port; get reads a path
-// there.
-func runServing(t *testing.T, kubeconfig string, controllers ...string) (get func(path string) (int, string), stop func()) {
+// there, with a bearer token unless it is empty.
+func runServing(t *testing.T, kubeconfig string, controllers ...string) (get func(path, token string) (int, string), stop func()) {
 	t.Helper()
 	return runServingWith(t, kubeconfig, func(opts *controllermanager.Options) {
 		if len(controllers) > 0 {
@@ -258,7 +264,7 @@ func runServing(t *testing.T, kubeconfig string, controllers ...string) (get fun
 }
 
 // runServingWith is runServing with the options configure sets.
-func runServingWith(t *testing.T, kubeconfig string, configure func(*controllermanager.Options)) (get func(path string) (int, string), stop func()) {
+func runServingWith(t *testing.T, kubeconfig string, configure func(*controllermanager.Options)) (get func(path, token string) (int, string), stop func()) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -292,8 +298,15 @@ func runServingWith(t *testing.T, kubeconfig string, configure func(*controllerm
 	}
 	t.Cleanup(stop)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	get = func(path string) (int, string) {
-		resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d%s", port, path))
+	get = func(path, token string) (int, string) {
+		req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d%s", port, path), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
 		if err != nil {
 			return 0, ""
 		}

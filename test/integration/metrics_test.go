@@ -15,10 +15,10 @@ import (
 	"github.com/cronplane/cronplane/pkg/controllermanager"
 )
 
-// parseMetrics reads the controller-manager's /metrics in the Prometheus
-// text format.
-func parseMetrics(get func(string) (int, string)) (map[string]*dto.MetricFamily, error) {
-	code, body := get("/metrics")
+// parseMetrics reads the controller-manager's /metrics, as the admin, in
+// the Prometheus text format.
+func parseMetrics(get func(path, token string) (int, string)) (map[string]*dto.MetricFamily, error) {
+	code, body := get("/metrics", srv.AdminToken)
 	if code != 200 {
 		return nil, fmt.Errorf("/metrics: %d", code)
 	}

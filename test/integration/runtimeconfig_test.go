@@ -26,7 +26,7 @@ func TestRuntimeConfig_CronJobControllerFollowsServedBatchAcrossRestarts(t *test
 		t.Fatal(err)
 	}
 	get, stop := runServing(t, off.ControllerManagerKubeconfigPath)
-	healthz := func() string { _, body := get("/healthz?verbose"); return body }
+	healthz := func() string { _, body := get("/healthz?verbose", ""); return body }
 	waitFor(t, "the other controllers to start", func() (bool, error) {
 		h := healthz()
 		return strings.Contains(h, "[+]namespace-controller ok") && strings.Contains(h, "[+]garbage-collector-controller ok"), nil
