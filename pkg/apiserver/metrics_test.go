@@ -123,6 +123,42 @@ func TestMetrics_RequestsStorageAndWatchesUnderKubesNames(t *testing.T) {
 	}
 }
 
+// As kube's: a watch's latency is recorded when it ends (its whole
+// length), and response sizes only for reads (GET, LIST, WATCH).
+func TestMetrics_WatchLatencyAndReadSizesAsKube(t *testing.T) {
+	ns := namespace(t)
+	_, err := srv.Client.BatchV1().CronJobs(ns).Create(ctx(t), cronJob("sized"), metav1.CreateOptions{})
+	mustCreate(t, err)
+	w, err := srv.Client.BatchV1().CronJobs(ns).Watch(ctx(t), metav1.ListOptions{TimeoutSeconds: ptr(int64(1))})
+	mustCreate(t, err)
+	for range w.ResultChan() {
+	}
+	// The server counts the watch once its handler returns, after the
+	// client saw the stream end.
+	watch := map[string]string{"verb": "WATCH", "resource": "cronjobs", "scope": "namespace"}
+	var families map[string]*dto.MetricFamily
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		families = scrape(t, srv.AdminToken)
+		if find(families, "apiserver_request_total", watch) >= 1 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   bool
+	}{
+		{"apiserver_request_duration_seconds", watch, true},
+		{"apiserver_response_sizes", watch, true},
+		{"apiserver_response_sizes", map[string]string{"verb": "POST"}, false},
+		{"apiserver_request_duration_seconds", map[string]string{"verb": "POST", "resource": "cronjobs"}, true},
+	} {
+		if got := find(families, c.name, c.labels) >= 1; got != c.want {
+			t.Errorf("%s%v recorded: %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+}
+
 func TestMetrics_ReadableByMonitoringAndMastersOnly(t *testing.T) {
 	for token, code := range map[string]int{"alice-token": 403, "monitor-token": 200, srv.AdminToken: 200, "": 403} {
 		if resp, body := raw(t, "GET", "/metrics", token, "", ""); resp.StatusCode != code {

@@ -51,8 +51,10 @@ type seriesKey struct {
 }
 
 type requestSeries struct {
-	requests       prometheus.Counter
-	latency, sizes prometheus.Observer
+	requests prometheus.Counter
+	latency  prometheus.Observer
+	// sizes is nil but for reads.
+	sizes prometheus.Observer
 }
 
 func (m *Metrics) requestSeries(l labels, code int) *requestSeries {
@@ -63,10 +65,17 @@ func (m *Metrics) requestSeries(l labels, code int) *requestSeries {
 	s := &requestSeries{
 		requests: m.requests.WithLabelValues(l.verb, l.dryRun, l.group, l.version, l.resource, l.subresource, l.scope, l.component, strconv.Itoa(code)),
 		latency:  m.latency.WithLabelValues(l.verb, l.dryRun, l.group, l.version, l.resource, l.subresource, l.scope, l.component),
-		sizes:    m.sizes.WithLabelValues(l.verb, l.group, l.version, l.resource, l.subresource, l.scope, l.component),
+	}
+	if isRead(l.verb) {
+		s.sizes = m.sizes.WithLabelValues(l.verb, l.group, l.version, l.resource, l.subresource, l.scope, l.component)
 	}
 	m.series.Store(k, s)
 	return s
+}
+
+// isRead reports the verbs whose response sizes kube records: reads.
+func isRead(verb string) bool {
+	return verb == "GET" || verb == "LIST" || verb == "WATCH"
 }
 
 type watchSeries struct {
@@ -194,7 +203,8 @@ func (w *recorder) Flush() {
 func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // WithRequestMetrics records every request: its count by code, its
-// latency, its response size, and (for watches) that it is in progress.
+// latency, a read's response size, and (for watches) that it is in
+// progress.
 // It goes after the RequestInfo filter, before authentication, so that
 // refused requests count too.
 func (m *Metrics) WithRequestMetrics(next http.Handler) http.Handler {
@@ -216,13 +226,16 @@ func (m *Metrics) WithRequestMetrics(next http.Handler) http.Handler {
 			if info == nil || !info.IsResourceRequest {
 				m.requests.WithLabelValues(l.verb, l.dryRun, l.group, l.version, l.resource, l.subresource, l.scope, l.component, strconv.Itoa(code)).Inc()
 				m.latency.WithLabelValues(l.verb, l.dryRun, l.group, l.version, l.resource, l.subresource, l.scope, l.component).Observe(time.Since(start).Seconds())
-				m.sizes.WithLabelValues(l.verb, l.group, l.version, l.resource, l.subresource, l.scope, l.component).Observe(float64(rec.size))
+				if isRead(l.verb) {
+					m.sizes.WithLabelValues(l.verb, l.group, l.version, l.resource, l.subresource, l.scope, l.component).Observe(float64(rec.size))
+				}
 				return
 			}
+			// A watch's latency is its whole length, as kube records it.
 			s := m.requestSeries(l, code)
 			s.requests.Inc()
-			if l.verb != "WATCH" {
-				s.latency.Observe(time.Since(start).Seconds())
+			s.latency.Observe(time.Since(start).Seconds())
+			if s.sizes != nil {
 				s.sizes.Observe(float64(rec.size))
 			}
 		}()
