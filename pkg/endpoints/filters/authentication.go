@@ -8,6 +8,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/auth/authenticator"
 	"github.com/cronplane/cronplane/pkg/auth/user"
+	"github.com/cronplane/cronplane/pkg/endpoints/instrumentation"
 	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 )
 
@@ -31,6 +32,7 @@ func WithAuthentication(next http.Handler, a authenticator.Request, anonymous bo
 			if err != nil {
 				klog.V(2).InfoS("Unable to authenticate the request", "path", r.URL.Path, "err", err)
 			}
+			instrumentation.Refused(r.Context())
 			responsewriters.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/audit"
 	"github.com/cronplane/cronplane/pkg/auth/authorizer"
 	"github.com/cronplane/cronplane/pkg/auth/user"
+	"github.com/cronplane/cronplane/pkg/endpoints/instrumentation"
 	"github.com/cronplane/cronplane/pkg/endpoints/request"
 	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 )
@@ -51,6 +52,7 @@ func WithAuthorization(next http.Handler, z authorizer.Authorizer) http.Handler 
 		if d != authorizer.Allow {
 			audit.AddAnnotation(r.Context(), audit.DecisionAnnotation, audit.DecisionForbid)
 			audit.AddAnnotation(r.Context(), audit.ReasonAnnotation, reason)
+			instrumentation.Refused(r.Context())
 			responsewriters.WriteError(w, r, Forbidden(a, reason))
 			return
 		}

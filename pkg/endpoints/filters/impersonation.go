@@ -12,6 +12,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/audit"
 	"github.com/cronplane/cronplane/pkg/auth/authorizer"
 	"github.com/cronplane/cronplane/pkg/auth/user"
+	"github.com/cronplane/cronplane/pkg/endpoints/instrumentation"
 	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 )
 
@@ -48,6 +49,7 @@ func WithImpersonation(next http.Handler, z authorizer.Authorizer) http.Handler 
 			imp.attrs.ResourceRequest = true
 			d, reason, err := z.Authorize(r.Context(), imp.attrs)
 			if err != nil || d != authorizer.Allow {
+				instrumentation.Refused(r.Context())
 				responsewriters.WriteError(w, r, Forbidden(imp.attrs, reason))
 				return
 			}

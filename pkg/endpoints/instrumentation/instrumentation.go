@@ -7,12 +7,14 @@
 package instrumentation
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -202,9 +204,21 @@ func (w *recorder) Flush() {
 // Unwrap lets http.ResponseController reach the connection.
 func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// WithRequestMetrics records every request: its count by code, its
-// latency, a read's response size, and (for watches) that it is in
-// progress.
+type refusedKey struct{}
+
+// Refused marks a request refused before it was routed (by
+// authentication, impersonation or authorization): as kube, which
+// records its request metrics once a request is routed, WithRequestMetrics
+// then leaves it out. The handler may call it from its own goroutine.
+func Refused(ctx context.Context) {
+	if refused, ok := ctx.Value(refusedKey{}).(*atomic.Bool); ok {
+		refused.Store(true)
+	}
+}
+
+// WithRequestMetrics records every request but those Refused: its count
+// by code, its latency, a read's response size, and (for watches) that
+// it is in progress.
 // It goes after the RequestInfo filter, before authentication, so that
 // refused requests count too.
 func (m *Metrics) WithRequestMetrics(next http.Handler) http.Handler {
@@ -218,7 +232,12 @@ func (m *Metrics) WithRequestMetrics(next http.Handler) http.Handler {
 			defer g.Dec()
 		}
 		rec := &recorder{ResponseWriter: w}
+		refused := new(atomic.Bool)
+		r = r.WithContext(context.WithValue(r.Context(), refusedKey{}, refused))
 		defer func() {
+			if refused.Load() {
+				return
+			}
 			code := rec.code
 			if code == 0 {
 				code = http.StatusOK
