@@ -242,22 +242,19 @@ func runControllers(ctx context.Context, root, clients ClientBuilder, ds []Descr
 }
 
 // trimCached drops from cached objects what no controller reads, to save
-// memory: managedFields everywhere; a CronJob's own labels and annotations
-// (the controller copies those of its Job template; its status writes keep
-// the stored metadata, as the status subresource does in kube); and a
-// Job's labels and spec, its pod template above all, which is most of a
-// Job and of the CronJob controller's memory, as Jobs pile up: it finds a
-// CronJob's Jobs by their controller reference and reads only their
-// annotations and status. A controller that reads Jobs' specs or selects
-// them by label must take this out.
+// memory: managedFields everywhere, and a Job's labels and spec, its pod
+// template above all, which is most of a Job and of the CronJob
+// controller's memory, as Jobs pile up: it finds a CronJob's Jobs by their
+// controller reference and reads only their annotations and status. A
+// controller that reads Jobs' specs or selects them by label must take
+// this out. Objects a controller writes back whole are kept whole (but for
+// managedFields, which an update leaves alone when it sends none): a
+// CronJob's status write stores its metadata too, as kube's does.
 func trimCached(obj interface{}) (interface{}, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
 	}
-	switch o := obj.(type) {
-	case *batchv1.CronJob:
-		o.Labels, o.Annotations = nil, nil
-	case *batchv1.Job:
+	if o, ok := obj.(*batchv1.Job); ok {
 		o.Labels, o.Spec = nil, batchv1.JobSpec{}
 	}
 	return obj, nil
