@@ -111,9 +111,12 @@ func versionResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextens
 		},
 	}
 	if hasStatus {
-		res.Subresources = map[string]generic.Strategy{"status": generic.StatusStrategy{ValidateStatus: func(obj, old runtime.Object) field.ErrorList {
-			return vs.validate(obj.(*unstructured.Unstructured).Object, old.(*unstructured.Unstructured).Object)
-		}}}
+		res.Subresources = map[string]generic.Strategy{"status": generic.StatusStrategy{
+			KeepMetadata: true,
+			ValidateStatus: func(obj, old runtime.Object) field.ErrorList {
+				return vs.validate(obj.(*unstructured.Unstructured).Object, old.(*unstructured.Unstructured).Object)
+			},
+		}}
 	}
 	if v.Deprecated {
 		msg := defaultDeprecationWarning(crd, v.Name)
@@ -227,6 +230,8 @@ func (s strategy) PrepareForCreate(obj runtime.Object) {
 		m.SetGeneration(1)
 	}
 }
+
+func (s strategy) ResetsField(name string) bool { return s.hasStatus && name == "status" }
 
 func (s strategy) PrepareForUpdate(obj, old runtime.Object) {
 	if s.hasStatus {

@@ -408,7 +408,7 @@ func (s *Server) installResources(resources []*generic.Resource, served map[sche
 // as a built-in one is.
 func (s *Server) InstallResource(res *generic.Resource) error {
 	res.Complete()
-	fields, err := apply.NewManager(res.Schema, res.New(), res.GroupVersion().String(), statusResetFields(res))
+	fields, err := apply.NewManager(res.Schema, res.New(), res.GroupVersion().String(), resetFields(res))
 	if err != nil {
 		return fmt.Errorf("merge schema of %s: %w", res.GroupResource(), err)
 	}
@@ -421,18 +421,25 @@ func (s *Server) InstallResource(res *generic.Resource) error {
 	return nil
 }
 
-// statusResetFields are the fields each endpoint of a resource with a
-// status subresource may not change, from its schema: the main resource
-// resets the status, the status subresource everything else.
-func statusResetFields(res *generic.Resource) map[string][]string {
-	if _, ok := res.Subresources["status"]; !ok {
-		return nil
-	}
-	reset := map[string][]string{"": {"status"}}
-	for _, f := range res.Schema.TopLevelFields() {
-		if f != "status" && f != "apiVersion" && f != "kind" {
-			reset["status"] = append(reset["status"], f)
+// resetFields are the top-level fields of the resource's schema that each
+// endpoint ("" for the main resource) keeps from the stored object, as
+// its strategy reports them: the field manager lets nobody own them there.
+func resetFields(res *generic.Resource) map[string][]string {
+	reset := map[string][]string{}
+	add := func(endpoint string, st generic.Strategy) {
+		r, ok := st.(generic.FieldResetter)
+		if !ok {
+			return
 		}
+		for _, f := range res.Schema.TopLevelFields() {
+			if r.ResetsField(f) {
+				reset[endpoint] = append(reset[endpoint], f)
+			}
+		}
+	}
+	add("", res.Strategy)
+	for name, st := range res.Subresources {
+		add(name, st)
 	}
 	return reset
 }

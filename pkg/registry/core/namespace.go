@@ -116,6 +116,8 @@ func (namespaceStrategy) PrepareForCreate(obj runtime.Object) {
 	ns.Spec.Finalizers = append(ns.Spec.Finalizers, corev1.FinalizerKubernetes)
 }
 
+func (namespaceStrategy) ResetsField(name string) bool { return name == "status" }
+
 func (namespaceStrategy) PrepareForUpdate(obj, old runtime.Object) {
 	ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
 	ns.Spec.Finalizers = oldNS.Spec.Finalizers
@@ -160,12 +162,11 @@ func validateFinalizers(ns *corev1.Namespace) field.ErrorList {
 	return errs
 }
 
-// namespaceFinalizeStrategy lets the namespace controller change only
-// spec.finalizers.
+// namespaceFinalizeStrategy lets the namespace controller change
+// spec.finalizers; as through kube's, the status is kept and metadata is
+// written as through the main resource.
 type namespaceFinalizeStrategy struct{ namespaceStrategy }
 
 func (namespaceFinalizeStrategy) PrepareForUpdate(obj, old runtime.Object) {
-	ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
-	ns.Status = oldNS.Status
-	generic.ResetObjectMetaForStatus(obj, old)
+	obj.(*corev1.Namespace).Status = old.(*corev1.Namespace).Status
 }

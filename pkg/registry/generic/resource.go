@@ -29,6 +29,16 @@ type Strategy interface {
 	AllowCreateOnUpdate() bool
 }
 
+// FieldResetter is implemented by strategies that keep some top-level
+// fields of an object from the stored one on update (status through the
+// main resource, the spec through /status). The field manager reads the
+// same answer: nobody writing through that endpoint owns those fields.
+type FieldResetter interface {
+	// ResetsField reports whether the endpoint keeps the top-level field
+	// name from the stored object.
+	ResetsField(name string) bool
+}
+
 // WarningStrategy is implemented by strategies that advise on a write
 // that succeeds, such as a name that makes surprising pod names. The texts
 // go back to the client as Warning headers.

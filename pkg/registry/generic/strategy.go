@@ -44,8 +44,8 @@ func (SpecStatusStrategy) PrepareForCreate(obj runtime.Object) {
 	}
 }
 
-func (SpecStatusStrategy) PrepareForUpdate(obj, old runtime.Object) {
-	cronschema.CopyFields(obj, old, func(name string) bool { return name == statusField })
+func (s SpecStatusStrategy) PrepareForUpdate(obj, old runtime.Object) {
+	cronschema.CopyFields(obj, old, s.ResetsField)
 	if cronschema.FieldsDiffer(obj, old, specSide) {
 		if m, err := meta.Accessor(obj); err == nil {
 			m.SetGeneration(m.GetGeneration() + 1)
@@ -53,18 +53,33 @@ func (SpecStatusStrategy) PrepareForUpdate(obj, old runtime.Object) {
 	}
 }
 
-// StatusStrategy is the strategy of a /status subresource: only the
-// status changes; everything else, and the metadata a status writer may
-// not touch, is kept from the stored object.
+func (SpecStatusStrategy) ResetsField(name string) bool { return name == statusField }
+
+// StatusStrategy is the strategy of a /status subresource: the status is
+// written and the spec side is kept from the stored object. Metadata is
+// written as through the main resource (labels, annotations, finalizers,
+// owner references), as kube's status strategies of built-in kinds let
+// it be, unless KeepMetadata.
 type StatusStrategy struct {
 	DefaultStrategy
+	// KeepMetadata keeps the metadata from the stored object too, all but
+	// managedFields, which record this write: as kube does for custom
+	// resources, whose status writers change nothing but the status.
+	KeepMetadata bool
 	// ValidateStatus checks the new status; nil accepts any.
 	ValidateStatus func(obj, old runtime.Object) field.ErrorList
 }
 
+func (s StatusStrategy) ResetsField(name string) bool {
+	return specSide(name) || (s.KeepMetadata && name == metadataField)
+}
+
 func (s StatusStrategy) PrepareForUpdate(obj, old runtime.Object) {
-	cronschema.CopyFields(obj, old, specSide)
-	ResetObjectMetaForStatus(obj, old)
+	if m, err := meta.Accessor(obj); err == nil {
+		// managedFields record this write, whatever else is kept.
+		defer m.SetManagedFields(m.GetManagedFields())
+	}
+	cronschema.CopyFields(obj, old, s.ResetsField)
 }
 
 func (s StatusStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
@@ -72,23 +87,4 @@ func (s StatusStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList 
 		return nil
 	}
 	return s.ValidateStatus(obj, old)
-}
-
-// ResetObjectMetaForStatus keeps the metadata that only the main resource
-// may change.
-func ResetObjectMetaForStatus(obj, old runtime.Object) {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return
-	}
-	o, err := meta.Accessor(old)
-	if err != nil {
-		return
-	}
-	m.SetDeletionTimestamp(o.GetDeletionTimestamp())
-	m.SetGeneration(o.GetGeneration())
-	m.SetLabels(o.GetLabels())
-	m.SetAnnotations(o.GetAnnotations())
-	m.SetFinalizers(o.GetFinalizers())
-	m.SetOwnerReferences(o.GetOwnerReferences())
 }

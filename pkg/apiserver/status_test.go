@@ -1,0 +1,320 @@
+package apiserver_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
+)
+
+// statusEndpoint is an endpoint that writes part of an object (a status
+// subresource, namespaces/finalize, or a main resource), as the tests
+// below write through it.
+type statusEndpoint struct {
+	name string
+	ri   dynamic.ResourceInterface
+	sub  string
+	// object is a new object named name, labelled a=1 and annotated x=1.
+	object func(name string) map[string]interface{}
+	// written is a change the endpoint stores, dropped one it keeps from
+	// the stored object; both shaped as merge patches.
+	written, dropped map[string]interface{}
+	// keepsMetadata marks a custom resource's status, which kube lets
+	// change nothing but the status.
+	keepsMetadata bool
+	// finalizing marks a namespace, which spec.finalizers keeps after its
+	// last metadata finalizer goes.
+	finalizing bool
+	// establish waits until the created object is quiet (a definition's
+	// controller writes its status once).
+	establish func(t *testing.T, name string)
+}
+
+func (e statusEndpoint) create(t *testing.T, name string, finalizers ...string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{Object: e.object(name)}
+	u.SetFinalizers(finalizers)
+	out, err := e.ri.Create(ctx(t), u, metav1.CreateOptions{FieldManager: "creator"})
+	if err != nil {
+		t.Fatalf("create %s: %v", name, err)
+	}
+	if e.establish != nil {
+		e.establish(t, out.GetName())
+	}
+	return out
+}
+
+// put reads the object, changes it and writes it back through the
+// endpoint, again if a controller wrote in between.
+func (e statusEndpoint) put(t *testing.T, name string, change func(u *unstructured.Unstructured)) (*unstructured.Unstructured, error) {
+	var out *unstructured.Unstructured
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := e.ri.Get(ctx(t), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		change(cur)
+		out, err = e.ri.Update(ctx(t), cur, metav1.UpdateOptions{FieldManager: "writer"}, subresources(e.sub)...)
+		return err
+	})
+	return out, err
+}
+
+func subresources(sub string) []string {
+	if sub == "" {
+		return nil
+	}
+	return []string{sub}
+}
+
+// statusEndpoints are the endpoints of every built-in kind served with a
+// status (or finalize) subresource, and of a custom resource's status.
+func statusEndpoints(t *testing.T, ns string) []statusEndpoint {
+	dyn := dynamic.NewForConfigOrDie(srv.Config)
+	group := "st" + rand.String(6) + ".example.com"
+	createCRD(ctx(t), t, dyn, `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+		"metadata":{"name":"widgets.`+group+`"},
+		"spec":{"group":"`+group+`","scope":"Namespaced","names":{"plural":"widgets","kind":"Widget"},
+		 "versions":[{"name":"v1","served":true,"storage":true,"subresources":{"status":{}},
+		  "schema":{"openAPIV3Schema":{"type":"object","properties":{
+		   "spec":{"type":"object","properties":{"size":{"type":"integer"}}},
+		   "extra":{"type":"string"},
+		   "status":{"type":"object","properties":{"ready":{"type":"boolean"}}}}}}}]}}`)
+	widgets := dyn.Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}).Namespace(ns)
+	widget := func(name string) map[string]interface{} {
+		return map[string]interface{}{"apiVersion": group + "/v1", "kind": "Widget", "metadata": labelled(name),
+			"spec": map[string]interface{}{"size": int64(1)}, "extra": "a"}
+	}
+	waitServed(ctx(t), t, widgets, &unstructured.Unstructured{Object: widget("served")})
+
+	pod := map[string]interface{}{"restartPolicy": "Never", "containers": []interface{}{map[string]interface{}{"name": "c", "image": "busybox"}}}
+	cronJob := func(name string) map[string]interface{} {
+		return map[string]interface{}{"apiVersion": "batch/v1", "kind": "CronJob", "metadata": labelled(name),
+			"spec": map[string]interface{}{"schedule": "*/5 * * * *", "jobTemplate": map[string]interface{}{"spec": map[string]interface{}{"template": map[string]interface{}{"spec": pod}}}}}
+	}
+	namespaceObject := func(name string) map[string]interface{} {
+		return map[string]interface{}{"apiVersion": "v1", "kind": "Namespace", "metadata": labelled(ns + "-" + name)}
+	}
+	probeCondition := map[string]interface{}{"status": map[string]interface{}{"conditions": []interface{}{map[string]interface{}{"type": "Probe", "status": "True"}}}}
+	moreFinalizers := map[string]interface{}{"spec": map[string]interface{}{"finalizers": []interface{}{"kubernetes", "example.com/spec"}}}
+	crdNames := map[string]interface{}{"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"}
+	cronJobs := dyn.Resource(schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}).Namespace(ns)
+	return []statusEndpoint{
+		{name: "cronjobs/status", ri: cronJobs, sub: "status", object: cronJob,
+			written: map[string]interface{}{"status": map[string]interface{}{"lastScheduleTime": "2024-01-01T00:00:00Z"}},
+			dropped: map[string]interface{}{"spec": map[string]interface{}{"schedule": "@hourly"}}},
+		{name: "jobs/status", ri: dyn.Resource(schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}).Namespace(ns), sub: "status",
+			object: func(name string) map[string]interface{} {
+				return map[string]interface{}{"apiVersion": "batch/v1", "kind": "Job", "metadata": labelled(name),
+					"spec": map[string]interface{}{"suspend": true, "parallelism": int64(1), "template": map[string]interface{}{"spec": pod}}}
+			},
+			written: map[string]interface{}{"status": map[string]interface{}{"failed": int64(1)}},
+			dropped: map[string]interface{}{"spec": map[string]interface{}{"parallelism": int64(2)}}},
+		{name: "namespaces/status", ri: dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}), sub: "status",
+			object: namespaceObject, written: probeCondition, dropped: moreFinalizers, finalizing: true},
+		{name: "namespaces/finalize", ri: dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}), sub: "finalize",
+			object: namespaceObject, written: moreFinalizers, dropped: probeCondition, finalizing: true},
+		{name: "customresourcedefinitions/status", ri: dyn.Resource(crdsGVR), sub: "status",
+			object: func(name string) map[string]interface{} {
+				g := name + "." + group
+				return map[string]interface{}{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": labelled("gadgets." + g),
+					"spec": map[string]interface{}{"group": g, "scope": "Cluster", "names": crdNames,
+						"versions": []interface{}{map[string]interface{}{"name": "v1", "served": true, "storage": true,
+							"schema": map[string]interface{}{"openAPIV3Schema": map[string]interface{}{"type": "object"}}}}}}
+			},
+			// The definition's controller owns its status.
+			dropped: map[string]interface{}{"spec": map[string]interface{}{"names": map[string]interface{}{"shortNames": []interface{}{"gd"}}}},
+			establish: func(t *testing.T, name string) {
+				waitCondition(ctx(t), t, dyn, name, "Established", "True")
+			}},
+		{name: "widgets/status (custom resource)", ri: widgets, sub: "status", object: widget, keepsMetadata: true,
+			written: map[string]interface{}{"status": map[string]interface{}{"ready": true}},
+			dropped: map[string]interface{}{"spec": map[string]interface{}{"size": int64(2)}, "extra": "b"}},
+		{name: "cronjobs (main resource)", ri: cronJobs, object: cronJob,
+			written: map[string]interface{}{"spec": map[string]interface{}{"schedule": "@hourly"}},
+			dropped: map[string]interface{}{"status": map[string]interface{}{"lastScheduleTime": "2024-01-01T00:00:00Z"}}},
+	}
+}
+
+func labelled(name string) map[string]interface{} {
+	return map[string]interface{}{"name": name, "labels": map[string]interface{}{"a": "1"}, "annotations": map[string]interface{}{"x": "1"}}
+}
+
+// merged deep-merges patches as JSON merge patches do (without deletes).
+func merged(patches ...map[string]interface{}) map[string]interface{} {
+	out := map[string]interface{}{}
+	for _, p := range patches {
+		for k, v := range p {
+			if pm, ok := v.(map[string]interface{}); ok {
+				if om, ok := out[k].(map[string]interface{}); ok {
+					out[k] = merged(om, pm)
+					continue
+				}
+				out[k] = merged(pm)
+				continue
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// leaves calls f with the path and value of every non-map value in m.
+func leaves(m map[string]interface{}, f func(path []string, v interface{}), prefix ...string) {
+	for k, v := range m {
+		path := append(append([]string(nil), prefix...), k)
+		if vm, ok := v.(map[string]interface{}); ok {
+			leaves(vm, f, path...)
+			continue
+		}
+		f(path, v)
+	}
+}
+
+// fieldsOf is the fieldsV1 of the entry of manager through subresource.
+func fieldsOf(u *unstructured.Unstructured, manager, subresource string) map[string]interface{} {
+	for _, e := range u.GetManagedFields() {
+		if e.Manager == manager && e.Subresource == subresource && e.FieldsV1 != nil {
+			var m map[string]interface{}
+			if json.Unmarshal(e.FieldsV1.Raw, &m) == nil {
+				return m
+			}
+		}
+	}
+	return nil
+}
+
+// ownsField reports whether fields (a fieldsV1 set) has the field at
+// path, given by JSON names.
+func ownsField(fields map[string]interface{}, path ...string) bool {
+	cur := fields
+	for _, p := range path {
+		next, ok := cur["f:"+p].(map[string]interface{})
+		if !ok {
+			return false
+		}
+		cur = next
+	}
+	return true
+}
+
+// Kube's status strategies of built-in kinds keep only the spec: labels,
+// annotations, finalizers and owner references written through /status
+// (or namespaces/finalize) are stored, and the writer owns them; a custom
+// resource's status keeps everything but the status. Measured against
+// kube-apiserver v1.29 for PUT, merge patch and server-side apply.
+func TestStatus_MetadataThroughStatusIsKeptOnlyForCustomResources(t *testing.T) {
+	ns := namespace(t)
+	owner, err := srv.Client.CoreV1().Namespaces().Get(ctx(t), ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownerRef := map[string]interface{}{"apiVersion": "v1", "kind": "Namespace", "name": ns, "uid": string(owner.UID)}
+	metaChange := map[string]interface{}{"metadata": map[string]interface{}{
+		"labels": map[string]interface{}{"a": "2", "b": "new"}, "annotations": map[string]interface{}{"x": "2"},
+		"finalizers": []interface{}{"example.com/f"}, "ownerReferences": []interface{}{ownerRef}}}
+	for ei, e := range statusEndpoints(t, ns) {
+		methods := []string{"put", "merge-patch", "apply"}
+		if e.sub == "finalize" {
+			methods = methods[:1] // kube serves finalize for updates only
+		}
+		if e.sub == "" {
+			continue // the main resource writes metadata anyway
+		}
+		for _, method := range methods {
+			t.Run(e.name+"/"+method, func(t *testing.T) {
+				created := e.create(t, fmt.Sprintf("e%d%s", ei, strings.ReplaceAll(method, "-", "")))
+				name := created.GetName()
+				change := merged(metaChange, e.written, e.dropped)
+				var out *unstructured.Unstructured
+				var err error
+				switch method {
+				case "put":
+					out, err = e.put(t, name, func(u *unstructured.Unstructured) {
+						u.Object = merged(u.Object, change)
+						u.SetGeneration(42)
+					})
+				case "merge-patch":
+					body, _ := json.Marshal(change)
+					out, err = e.ri.Patch(ctx(t), name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "writer"}, e.sub)
+				case "apply":
+					config := merged(map[string]interface{}{"apiVersion": created.GetAPIVersion(), "kind": created.GetKind(),
+						"metadata": map[string]interface{}{"name": name}}, change)
+					body, _ := json.Marshal(config)
+					out, err = e.ri.Patch(ctx(t), name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: "writer", Force: ptr(true)}, e.sub)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				stored, err := e.ri.Get(ctx(t), name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantLabels, wantAnnotation, wantFinalizers, wantOwners := "2/new", "2", []string{"example.com/f"}, []types.UID{owner.UID}
+				if e.keepsMetadata {
+					wantLabels, wantAnnotation, wantFinalizers, wantOwners = "1/", "1", nil, nil
+				}
+				for what, u := range map[string]*unstructured.Unstructured{"returned": out, "stored": stored} {
+					var owners []types.UID
+					for _, r := range u.GetOwnerReferences() {
+						owners = append(owners, r.UID)
+					}
+					if l := u.GetLabels(); l["a"]+"/"+l["b"] != wantLabels || u.GetAnnotations()["x"] != wantAnnotation ||
+						!reflect.DeepEqual(u.GetFinalizers(), wantFinalizers) || !reflect.DeepEqual(owners, wantOwners) {
+						t.Errorf("%s: labels %v annotations %v finalizers %v owners %v; want a/b %s, x %s, finalizers %v, owners %v",
+							what, l, u.GetAnnotations(), u.GetFinalizers(), owners, wantLabels, wantAnnotation, wantFinalizers, wantOwners)
+					}
+					if u.GetGeneration() != created.GetGeneration() {
+						t.Errorf("%s: generation %d, want %d", what, u.GetGeneration(), created.GetGeneration())
+					}
+					leaves(e.dropped, func(path []string, _ interface{}) {
+						got, _, _ := unstructured.NestedFieldNoCopy(u.Object, path...)
+						was, _, _ := unstructured.NestedFieldNoCopy(created.Object, path...)
+						if !reflect.DeepEqual(got, was) {
+							t.Errorf("%s: %s = %v, want it kept at %v", what, strings.Join(path, "."), got, was)
+						}
+					})
+					leaves(e.written, func(path []string, v interface{}) {
+						got, _, _ := unstructured.NestedFieldNoCopy(u.Object, path...)
+						if path[len(path)-1] == "conditions" {
+							got, _, _ = unstructured.NestedString(got.([]interface{})[0].(map[string]interface{}), "type")
+							v = "Probe"
+						}
+						if !reflect.DeepEqual(got, v) {
+							t.Errorf("%s: %s = %v, want %v", what, strings.Join(path, "."), got, v)
+						}
+					})
+				}
+
+				// The writer owns what it changed, and nothing the
+				// endpoint kept.
+				fields := fieldsOf(stored, "writer", e.sub)
+				if got := ownsField(fields, "metadata"); got == e.keepsMetadata {
+					t.Errorf("writer owns metadata: %v, want %v; managedFields %s", got, !e.keepsMetadata, mustMarshal(t, stored.GetManagedFields()))
+				}
+				if !e.keepsMetadata && !(ownsField(fields, "metadata", "labels", "b") && ownsField(fields, "metadata", "finalizers") && ownsField(fields, "metadata", "ownerReferences")) {
+					t.Errorf("writer owns %v, want labels, finalizers and ownerReferences", fields)
+				}
+				for top := range e.dropped {
+					if ownsField(fields, top) {
+						t.Errorf("writer owns %s, which %s keeps: %v", top, e.sub, fields)
+					}
+				}
+				for top := range e.written {
+					if !ownsField(fields, top) {
+						t.Errorf("writer owns no %s: %v", top, fields)
+					}
+				}
+			})
+		}
+	}
+}
