@@ -6,7 +6,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -313,6 +315,120 @@ func TestStatus_MetadataThroughStatusIsKeptOnlyForCustomResources(t *testing.T) 
 					if !ownsField(fields, top) {
 						t.Errorf("writer owns no %s: %v", top, fields)
 					}
+				}
+			})
+		}
+	}
+}
+
+// What the generic update path governs, through every endpoint: uid and
+// creationTimestamp are the server's, only a delete sets the deletion
+// fields, finalizers may only go once an object is being deleted, and the
+// last one going removes the object. A custom resource's status keeps
+// its metadata instead, as kube's does.
+func TestStatus_IdentityAndDeletionMetadataAsKubeGovernsThem(t *testing.T) {
+	ns := namespace(t)
+	long := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	type outcome struct {
+		code int // 0 for success
+		// cause is the field of a 422's cause.
+		cause string
+		// gone: the object was removed.
+		gone bool
+		// finalizers and deleting are the stored object's.
+		finalizers []string
+		deleting   bool
+	}
+	cases := []struct {
+		name     string
+		deleting bool
+		change   func(u *unstructured.Unstructured)
+		// want is the outcome of a built-in kind's endpoint, custom that
+		// of a custom resource's status when it differs.
+		want, custom *outcome
+		// finalizing: a namespace's, when it differs.
+		finalizing *outcome
+	}{
+		{name: "another uid", change: func(u *unstructured.Unstructured) { u.SetUID("11111111-2222-3333-4444-555555555555") },
+			want: &outcome{code: 409, finalizers: []string{"example.com/f"}}},
+		{name: "no uid", change: func(u *unstructured.Unstructured) { u.SetUID("") },
+			want: &outcome{finalizers: []string{"example.com/f"}}},
+		{name: "another creationTimestamp", change: func(u *unstructured.Unstructured) { u.SetCreationTimestamp(metav1.NewTime(long)) },
+			want: &outcome{finalizers: []string{"example.com/f"}}},
+		{name: "deletionTimestamp set without a delete", change: func(u *unstructured.Unstructured) { u.SetDeletionTimestamp(&metav1.Time{Time: long}) },
+			want:   &outcome{code: 422, cause: "metadata.deletionTimestamp", finalizers: []string{"example.com/f"}},
+			custom: &outcome{finalizers: []string{"example.com/f"}}},
+		{name: "deletionGracePeriodSeconds set without a delete", change: func(u *unstructured.Unstructured) { u.SetDeletionGracePeriodSeconds(ptr(int64(30))) },
+			want:   &outcome{code: 422, cause: "metadata.deletionGracePeriodSeconds", finalizers: []string{"example.com/f"}},
+			custom: &outcome{finalizers: []string{"example.com/f"}}},
+		{name: "deletion fields cleared while deleting", deleting: true, change: func(u *unstructured.Unstructured) {
+			u.SetDeletionTimestamp(nil)
+			u.SetDeletionGracePeriodSeconds(nil)
+		}, want: &outcome{finalizers: []string{"example.com/f"}, deleting: true}},
+		{name: "deletionTimestamp moved while deleting", deleting: true, change: func(u *unstructured.Unstructured) { u.SetDeletionTimestamp(&metav1.Time{Time: long}) },
+			want: &outcome{finalizers: []string{"example.com/f"}, deleting: true}},
+		{name: "finalizer added while deleting", deleting: true, change: func(u *unstructured.Unstructured) { u.SetFinalizers(append(u.GetFinalizers(), "example.com/g")) },
+			want:   &outcome{code: 422, cause: "metadata.finalizers", finalizers: []string{"example.com/f"}, deleting: true},
+			custom: &outcome{finalizers: []string{"example.com/f"}, deleting: true}},
+		{name: "last finalizer removed while deleting", deleting: true, change: func(u *unstructured.Unstructured) { u.SetFinalizers(nil) },
+			want:       &outcome{gone: true},
+			custom:     &outcome{finalizers: []string{"example.com/f"}, deleting: true},
+			finalizing: &outcome{deleting: true}},
+	}
+	for ei, e := range statusEndpoints(t, ns) {
+		if e.sub == "finalize" || e.establish != nil {
+			// Finalize is the namespace's status again; a definition's
+			// delete starts its controller's cleanup.
+			continue
+		}
+		for i, c := range cases {
+			t.Run(e.name+"/"+c.name, func(t *testing.T) {
+				want := c.want
+				if e.keepsMetadata && c.custom != nil {
+					want = c.custom
+				}
+				if e.finalizing && c.finalizing != nil {
+					want = c.finalizing
+				}
+				name := e.create(t, fmt.Sprintf("e%dc%d", ei, i), "example.com/f").GetName()
+				if c.deleting {
+					if err := e.ri.Delete(ctx(t), name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				_, err := e.put(t, name, c.change)
+				code, cause := 0, ""
+				if se, ok := err.(apierrors.APIStatus); ok {
+					code = int(se.Status().Code)
+					if d := se.Status().Details; d != nil && len(d.Causes) > 0 {
+						cause = d.Causes[0].Field
+					}
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if code != want.code || cause != want.cause {
+					t.Errorf("write: %d %q (%v), want %d %q", code, cause, err, want.code, want.cause)
+				}
+				stored, err := e.ri.Get(ctx(t), name, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) != want.gone {
+					t.Fatalf("after the write: %v, want gone %v", err, want.gone)
+				}
+				if want.gone {
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				deleting := stored.GetDeletionTimestamp() != nil
+				if !reflect.DeepEqual(stored.GetFinalizers(), want.finalizers) || deleting != want.deleting ||
+					(deleting && stored.GetDeletionTimestamp().Year() == long.Year()) {
+					t.Errorf("stored finalizers %v deletionTimestamp %v, want %v deleting %v", stored.GetFinalizers(), stored.GetDeletionTimestamp(), want.finalizers, want.deleting)
+				}
+				if !c.deleting && stored.GetDeletionGracePeriodSeconds() != nil {
+					t.Errorf("stored deletionGracePeriodSeconds %d", *stored.GetDeletionGracePeriodSeconds())
+				}
+				if stored.GetCreationTimestamp().Year() == long.Year() || stored.GetUID() == "11111111-2222-3333-4444-555555555555" {
+					t.Errorf("stored creationTimestamp %v uid %s", stored.GetCreationTimestamp(), stored.GetUID())
 				}
 			})
 		}

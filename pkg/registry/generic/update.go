@@ -135,12 +135,14 @@ func (s *Store) beforeUpdate(ctx context.Context, namespace string, obj, old run
 		m.SetUID(om.GetUID())
 	}
 	m.SetCreationTimestamp(om.GetCreationTimestamp())
+	// Only a delete sets the deletion fields: an update keeps them, and
+	// one that sets them where there were none, or changes the grace
+	// period, fails validation as immutable.
 	if om.GetDeletionTimestamp() != nil {
 		m.SetDeletionTimestamp(om.GetDeletionTimestamp())
+	}
+	if om.GetDeletionGracePeriodSeconds() != nil && m.GetDeletionGracePeriodSeconds() == nil {
 		m.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
-	} else {
-		m.SetDeletionTimestamp(nil)
-		m.SetDeletionGracePeriodSeconds(nil)
 	}
 	m.SetResourceVersion(om.GetResourceVersion())
 	m.SetSelfLink("")
