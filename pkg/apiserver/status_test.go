@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -432,5 +433,53 @@ func TestStatus_IdentityAndDeletionMetadataAsKubeGovernsThem(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A namespace's phase through its status follows its deletion: Active
+// until a delete, Terminating after, as kube validates it.
+func TestStatus_NamespacePhaseFollowsDeletion(t *testing.T) {
+	namespaces := srv.Client.CoreV1().Namespaces()
+	cases := []struct {
+		name     string
+		deleting bool
+		phase    corev1.NamespacePhase
+		want     string // the 422's message; empty for success
+	}{
+		{"active and live", false, corev1.NamespaceActive, ""},
+		{"terminating and live", false, corev1.NamespaceTerminating,
+			`Namespace "%s" is invalid: status.Phase: Invalid value: "Terminating": may only be 'Active' if ` + "`deletionTimestamp`" + ` is empty`},
+		{"terminating and deleting", true, corev1.NamespaceTerminating, ""},
+		{"active and deleting", true, corev1.NamespaceActive,
+			`Namespace "%s" is invalid: status.Phase: Invalid value: "Active": may only be 'Terminating' if ` + "`deletionTimestamp`" + ` is not empty`},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			name := fmt.Sprintf("phase-%d-%s", i, rand.String(5))
+			if _, err := namespaces.Create(ctx(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if c.deleting {
+				if err := namespaces.Delete(ctx(t), name, metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ns, err := namespaces.Get(ctx(t), name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ns.Status.Phase = c.phase
+			_, err = namespaces.UpdateStatus(ctx(t), ns, metav1.UpdateOptions{})
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			se := wantStatus(t, err, 422, metav1.StatusReasonInvalid)
+			if want := fmt.Sprintf(c.want, name); se.Message != want {
+				t.Errorf("message %q, want %q", se.Message, want)
+			}
+		})
 	}
 }

@@ -40,7 +40,7 @@ func NamespaceResource() *generic.Resource {
 		Codec:    codec.Protobuf(gvk, newFunc),
 		Strategy: s,
 		Subresources: map[string]generic.Strategy{
-			"status":   generic.StatusStrategy{},
+			"status":   generic.StatusStrategy{ValidateStatus: validateNamespaceStatus},
 			"finalize": namespaceFinalizeStrategy{s},
 		},
 		NameValidation:      apivalidation.ValidateNamespaceName,
@@ -152,6 +152,20 @@ func (namespaceStrategy) PrepareForDelete(obj runtime.Object) bool {
 	ns := obj.(*corev1.Namespace)
 	ns.Status.Phase = corev1.NamespaceTerminating
 	return len(ns.Spec.Finalizers) > 0
+}
+
+// validateNamespaceStatus holds the phase to the deletion: Active until a
+// delete, Terminating after. Kube names the field "status.Phase".
+func validateNamespaceStatus(obj, _ runtime.Object) field.ErrorList {
+	ns := obj.(*corev1.Namespace)
+	path := field.NewPath("status", "Phase")
+	switch {
+	case ns.DeletionTimestamp.IsZero() && ns.Status.Phase != corev1.NamespaceActive:
+		return field.ErrorList{field.Invalid(path, ns.Status.Phase, "may only be 'Active' if `deletionTimestamp` is empty")}
+	case !ns.DeletionTimestamp.IsZero() && ns.Status.Phase != corev1.NamespaceTerminating:
+		return field.ErrorList{field.Invalid(path, ns.Status.Phase, "may only be 'Terminating' if `deletionTimestamp` is not empty")}
+	}
+	return nil
 }
 
 func validateFinalizers(ns *corev1.Namespace) field.ErrorList {
