@@ -592,6 +592,7 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 		h = requestMetrics.WithRequestMetrics(h)
 	}
 	h = filters.WithLogging(h, s.opts.Logger)
+	h = filters.WithCacheControl(h)
 	h = request.WithRequestInfoFilter(h)
 	return filters.WithAuditInit(withPanicRecovery(h), s.auditor)
 }
