@@ -740,12 +740,13 @@ func randomToken() string {
 
 // writeControllerManagerKubeconfig gives the controller-manager its own
 // identity, system:kube-controller-manager: a client certificate from the
-// server's CA when the server made one (it then works against every
-// apiserver sharing that CA), else a token of this server's.
+// server's CA when the server made one and verifies client certificates
+// with it (it then works against every apiserver sharing that CA), else
+// a token of this server's: a --client-ca-file replaces that CA.
 func (s *Server) writeControllerManagerKubeconfig(token string) error {
 	s.ControllerManagerKubeconfigPath = filepath.Join(s.opts.DataDir, "controller-manager.kubeconfig")
 	cfg := kubeconfig.Config{Server: s.URL, CAData: s.CAData, Token: token, UserName: bootstrap.ControllerManagerUser}
-	if s.generatedCA != nil {
+	if s.generatedCA != nil && s.opts.ClientCAFile == "" {
 		files, err := certs.EnsureClient(s.certDir, "controller-manager", bootstrap.ControllerManagerUser, nil)
 		if err != nil {
 			return err

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/cronplane/cronplane/pkg/apiserver"
 	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
@@ -426,6 +427,31 @@ func TestClientCertificates_AuthenticateUserAndGroups(t *testing.T) {
 	_, err = withCert(t.TempDir(), "stranger").BatchV1().CronJobs(team).List(ctx(t), metav1.ListOptions{})
 	if !apierrors.IsUnauthorized(err) {
 		t.Fatalf("a certificate of another CA: %v", err)
+	}
+}
+
+// With --client-ca-file the server trusts that CA alone for client
+// certificates; the controller-manager's kubeconfig must still get in.
+func TestClientCAFile_VerifiesItsCertificatesAndTheControllerManagerStillAuthenticates(t *testing.T) {
+	pki := t.TempDir()
+	dave, err := certs.EnsureClient(pki, "dave", "dave", []string{"ops"})
+	mustCreate(t, err)
+	s := apiservertest.Start(t, func(o *apiserver.Options) { o.ClientCAFile = dave.CAFile })
+	whoami := func(cfg *rest.Config) (authenticationv1.UserInfo, error) {
+		r, err := kubernetes.NewForConfigOrDie(cfg).AuthenticationV1().SelfSubjectReviews().Create(ctx(t), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil {
+			return authenticationv1.UserInfo{}, err
+		}
+		return r.Status.UserInfo, nil
+	}
+	u, err := whoami(&rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{CAData: s.CAData, CertFile: dave.CertFile, KeyFile: dave.KeyFile}})
+	if err != nil || u.Username != "dave" || strings.Join(u.Groups, ",") != "ops,system:authenticated" {
+		t.Fatalf("dave's certificate: %+v %v", u, err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", s.ControllerManagerKubeconfigPath)
+	mustCreate(t, err)
+	if u, err := whoami(cfg); err != nil || u.Username != "system:kube-controller-manager" {
+		t.Fatalf("the controller-manager's kubeconfig: %+v %v", u, err)
 	}
 }
 
