@@ -137,6 +137,9 @@ func TestRBAC_DecidesByUserVerbResourceNamespaceSubresource(t *testing.T) {
 	_, err = admin.RoleBindings(team).Create(ctx(t), bindUser(team, "devs-status", "ClusterRole", team+"-status",
 		rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "devs"}), metav1.CreateOptions{})
 	mustCreate(t, err)
+	// A binding of a role that does not exist grants nothing, and says so.
+	_, err = admin.RoleBindings(team).Create(ctx(t), bindUser(team, "mallory-missing", "ClusterRole", team+"-missing", user("mallory")), metav1.CreateOptions{})
+	mustCreate(t, err)
 	_, err = admin.Roles(team).Create(ctx(t), role(team, "patcher", rules(s("batch"), s("cronjobs"), s("patch", "get"))), metav1.CreateOptions{})
 	mustCreate(t, err)
 	_, err = admin.RoleBindings(team).Create(ctx(t), bindUser(team, "applier-patches", "Role", "patcher", user("applier")), metav1.CreateOptions{})
@@ -162,6 +165,8 @@ func TestRBAC_DecidesByUserVerbResourceNamespaceSubresource(t *testing.T) {
 		{"a dry run needs what the write needs", "alice", "POST", cj + "?dryRun=All", "application/json", fmt.Sprintf(apply, "dry"), 403, ""},
 		{"a subresource is authorized apart", "alice", "GET", cj + "/nightly/status", "", "", 403,
 			`cronjobs.batch "nightly" is forbidden: User "alice" cannot get resource "cronjobs/status" in API group "batch" in the namespace "` + team + `"`},
+		{"a binding of a missing role is the reason", "mallory", "GET", cj, "", "", 403,
+			`cronjobs.batch is forbidden: User "mallory" cannot list resource "cronjobs" in API group "batch" in the namespace "` + team + `": RBAC: clusterrole.rbac.authorization.k8s.io "` + team + `-missing" not found`},
 		{"a group's binding", "bob", "GET", cj + "/nightly/status", "", "", 200, ""},
 		{"the subresource does not grant the resource", "bob", "GET", cj + "/nightly", "", "", 403, ""},
 		{"apply of an existing object needs patch", "applier", "PATCH", cj + "/nightly?fieldManager=x&force=true", "application/apply-patch+yaml", fmt.Sprintf(apply, "nightly"), 200, ""},

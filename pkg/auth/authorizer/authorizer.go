@@ -8,6 +8,7 @@ package authorizer
 import (
 	"context"
 	"errors"
+	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 
@@ -50,17 +51,28 @@ type Authorizer interface {
 	Authorize(ctx context.Context, a Attributes) (d Decision, reason string, err error)
 }
 
-// Union asks authorizers in order until one allows or denies.
+// Union asks authorizers in order until one allows or denies, and
+// answers as it does. A failure to decide is no opinion: the next is
+// asked. When none decides, the reasons of all (one per line) and their
+// failures come back, as kube's union answers: a 403 then says why.
 type Union []Authorizer
 
 func (u Union) Authorize(ctx context.Context, a Attributes) (Decision, string, error) {
+	var reasons []string
+	var errs []error
 	for _, z := range u {
 		d, reason, err := z.Authorize(ctx, a)
-		if err != nil || d != NoOpinion {
+		if d != NoOpinion {
 			return d, reason, err
 		}
+		if reason != "" {
+			reasons = append(reasons, reason)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	return NoOpinion, "", nil
+	return NoOpinion, strings.Join(reasons, "\n"), errors.Join(errs...)
 }
 
 // AlwaysAllow allows everything, as kube's AlwaysAllow mode does.
