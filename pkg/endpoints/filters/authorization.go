@@ -3,6 +3,7 @@ package filters
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -62,6 +63,8 @@ func WithAuthorization(next http.Handler, z authorizer.Authorizer) http.Handler 
 	})
 }
 
+var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
 // Forbidden words a denial as kube does: who cannot do what, where, and
 // the authorizer's reason.
 func Forbidden(a authorizer.Attributes, reason string) error {
@@ -84,6 +87,9 @@ func Forbidden(a authorizer.Attributes, reason string) error {
 	} else {
 		msg = fmt.Sprintf("User %q cannot %s path %q", name, a.Verb, a.Path)
 	}
+	// What the request chose is escaped, as kube escapes it, lest a
+	// client render it as HTML.
+	msg = htmlEscaper.Replace(msg)
 	if reason != "" {
 		msg += ": " + reason
 	}
