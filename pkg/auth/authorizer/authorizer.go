@@ -7,10 +7,10 @@ package authorizer
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	"github.com/cronplane/cronplane/pkg/auth/user"
 )
@@ -72,7 +72,7 @@ func (u Union) Authorize(ctx context.Context, a Attributes) (Decision, string, e
 			errs = append(errs, err)
 		}
 	}
-	return NoOpinion, strings.Join(reasons, "\n"), errors.Join(errs...)
+	return NoOpinion, strings.Join(reasons, "\n"), utilerrors.NewAggregate(errs)
 }
 
 // AlwaysAllow allows everything, as kube's AlwaysAllow mode does.
@@ -113,7 +113,8 @@ type RuleResolver interface {
 	RulesFor(ctx context.Context, u *user.Info, namespace string) (rules []rbacv1.PolicyRule, incomplete bool, err error)
 }
 
-// RuleResolvers asks every resolver and joins the answers.
+// RuleResolvers asks every resolver and joins the answers; the errors
+// are joined as kube aggregates them.
 type RuleResolvers []RuleResolver
 
 func (rs RuleResolvers) RulesFor(ctx context.Context, u *user.Info, namespace string) ([]rbacv1.PolicyRule, bool, error) {
@@ -128,7 +129,7 @@ func (rs RuleResolvers) RulesFor(ctx context.Context, u *user.Info, namespace st
 			errs = append(errs, err)
 		}
 	}
-	return all, incomplete, errors.Join(errs...)
+	return all, incomplete, utilerrors.NewAggregate(errs)
 }
 
 // RulesFor of AlwaysAllow is everything.

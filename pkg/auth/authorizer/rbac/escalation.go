@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	"github.com/cronplane/cronplane/pkg/auth/user"
 )
@@ -31,7 +32,14 @@ func (x *Index) ConfirmNoEscalation(u *user.Info, namespace string, rules []rbac
 	sort.Strings(lines)
 	msg := fmt.Sprintf("user %q (groups=%q) is attempting to grant RBAC permissions not currently held:\n%s", u.Name, u.Groups, strings.Join(lines, "\n"))
 	if len(errs) > 0 {
-		msg += fmt.Sprintf("; resolution errors: %v", errs)
+		// kube reads the roles from storage here, whose errors name the
+		// resource, and lists its one aggregate error.
+		for i, err := range errs {
+			if nf, ok := err.(notFound); ok {
+				errs[i] = notFound{resource: nf.resource + "s", name: nf.name}
+			}
+		}
+		msg += fmt.Sprintf("; resolution errors: %v", []error{utilerrors.NewAggregate(errs)})
 	}
 	return fmt.Errorf("%s", msg)
 }
@@ -144,14 +152,22 @@ func urlCovered(owner []string, want string) bool {
 }
 
 // compact merges the verbs of rules on the same single resource of the
-// same group (no names), as kube words the missing permissions.
+// same group, or on the same one object of it, as kube words the missing
+// permissions.
 func compact(rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
-	type key struct{ group, resource string }
+	type key struct {
+		group, resource string
+		named           bool
+		name            string
+	}
 	var out []rbacv1.PolicyRule
 	merged := map[key]int{}
 	for _, r := range rules {
-		if len(r.APIGroups) == 1 && len(r.Resources) == 1 && len(r.ResourceNames) == 0 && len(r.NonResourceURLs) == 0 {
-			k := key{r.APIGroups[0], r.Resources[0]}
+		if len(r.APIGroups) == 1 && len(r.Resources) == 1 && len(r.ResourceNames) <= 1 && len(r.NonResourceURLs) == 0 {
+			k := key{group: r.APIGroups[0], resource: r.Resources[0]}
+			if len(r.ResourceNames) == 1 {
+				k.named, k.name = true, r.ResourceNames[0]
+			}
 			if i, ok := merged[k]; ok {
 				out[i].Verbs = append(out[i].Verbs, r.Verbs...)
 				continue

@@ -10,13 +10,12 @@ package rbac
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	"github.com/cronplane/cronplane/pkg/auth/authorizer"
 	"github.com/cronplane/cronplane/pkg/auth/user"
@@ -34,11 +33,11 @@ func (z Authorizer) Authorize(_ context.Context, a authorizer.Attributes) (autho
 	if a.User == nil {
 		return authorizer.NoOpinion, "", nil
 	}
-	var missing []string
+	var missing []error
 	var allowedBy *grant
 	z.Index.visit(a.User, a.Namespace, func(source grant, rules []rbacv1.PolicyRule, err error) bool {
 		if err != nil {
-			missing = append(missing, err.Error())
+			missing = append(missing, err)
 			return true
 		}
 		for i := range rules {
@@ -52,13 +51,10 @@ func (z Authorizer) Authorize(_ context.Context, a authorizer.Attributes) (autho
 	if allowedBy != nil {
 		return authorizer.Allow, "RBAC: allowed by " + allowedBy.String(), nil
 	}
-	switch len(missing) {
-	case 0:
+	if len(missing) == 0 {
 		return authorizer.NoOpinion, "", nil
-	case 1:
-		return authorizer.NoOpinion, "RBAC: " + missing[0], nil
 	}
-	return authorizer.NoOpinion, "RBAC: [" + strings.Join(missing, ", ") + "]", nil
+	return authorizer.NoOpinion, "RBAC: " + utilerrors.NewAggregate(missing).Error(), nil
 }
 
 // RulesFor returns the rules bound to u in namespace (cluster-wide ones
@@ -77,12 +73,13 @@ func (x *Index) RulesFor(u *user.Info, namespace string) ([]rbacv1.PolicyRule, [
 	return rules, errs
 }
 
-// Resolver answers rules reviews from the index.
+// Resolver answers rules reviews from the index. The rules are never
+// incomplete; the roles that are missing are the error, in kube's words.
 type Resolver struct{ Index *Index }
 
 func (r Resolver) RulesFor(_ context.Context, u *user.Info, namespace string) ([]rbacv1.PolicyRule, bool, error) {
 	rules, errs := r.Index.RulesFor(u, namespace)
-	return rules, len(errs) > 0, errors.Join(errs...)
+	return rules, false, utilerrors.NewAggregate(errs)
 }
 
 // notFound is kube's error for a binding's role that does not exist.

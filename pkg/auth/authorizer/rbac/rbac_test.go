@@ -229,6 +229,9 @@ func TestConfirmNoEscalation_OnlyWhatTheUserHolds(t *testing.T) {
 		{"auditor", "", []rbacv1.PolicyRule{rule(l("batch"), l("jobs/status"), l("get"))}, ""},
 		{"anon", "", []rbacv1.PolicyRule{{NonResourceURLs: l("/readyz/etcd"), Verbs: l("get")}}, ""},
 		{"anon", "", []rbacv1.PolicyRule{{NonResourceURLs: l("/readyz"), Verbs: l("get")}}, `{NonResourceURLs:["/readyz"], Verbs:["get"]}`},
+		// The verbs on one named object are merged, as on one resource.
+		{"alice", "team", []rbacv1.PolicyRule{rule(l("batch"), l("cronjobs"), l("update", "delete"), "nightly", "daily"), rule(l("batch"), l("cronjobs"), l("patch"), "nightly")},
+			`{APIGroups:["batch"], Resources:["cronjobs"], ResourceNames:["daily"], Verbs:["update" "delete"]}` + "\n" + `{APIGroups:["batch"], Resources:["cronjobs"], ResourceNames:["nightly"], Verbs:["delete" "patch"]}`},
 	}
 	for _, tc := range cases {
 		err := x.ConfirmNoEscalation(us[tc.user], tc.ns, tc.rules)
@@ -242,6 +245,15 @@ func TestConfirmNoEscalation_OnlyWhatTheUserHolds(t *testing.T) {
 	err := x.ConfirmNoEscalation(us["alice"], "team", []rbacv1.PolicyRule{rule(l("batch"), l("jobs"), l("get"))})
 	if want := `user "alice" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("message %v, want it to start %q", err, want)
+	}
+	// The roles missing on the way are named as kube's storage names them
+	// (plural), aggregated, in a list.
+	x.Handler("ClusterRoleBinding").Set(&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "dave-nothing"}, RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: "nothing"},
+		Subjects: []rbacv1.Subject{{Kind: "User", Name: "dave"}}})
+	err = x.ConfirmNoEscalation(us["dave"], "team", []rbacv1.PolicyRule{rule(l("batch"), l("jobs"), l("get"))})
+	want := `{APIGroups:["batch"], Resources:["jobs"], Verbs:["get"]}; resolution errors: [[clusterroles.rbac.authorization.k8s.io "nothing" not found, roles.rbac.authorization.k8s.io "gone" not found]]`
+	if err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("message %v, want it to end %q", err, want)
 	}
 }
 
@@ -263,5 +275,32 @@ func BenchmarkAuthorize(b *testing.B) {
 		if d, _, _ := z.Authorize(context.Background(), a); d != authorizer.Allow {
 			b.Fatal("not allowed")
 		}
+	}
+}
+
+// Missing roles are reported as kube's aggregate reports them: each
+// message once, in brackets when there are several. They make the rules
+// an evaluation error, not an incomplete answer (RBAC never is).
+func TestMissingRoles_ReportedOnceAsKubesAggregate(t *testing.T) {
+	x := testIndex(t)
+	dave := users()["dave"]
+	listJobs := authorizer.Attributes{User: dave, Verb: "list", ResourceRequest: true, APIGroup: "batch", Resource: "jobs", Namespace: "team"}
+	one := `role.rbac.authorization.k8s.io "gone" not found`
+	_, reason, _ := Authorizer{Index: x}.Authorize(context.Background(), listJobs)
+	_, incomplete, err := Resolver{Index: x}.RulesFor(context.Background(), dave, "team")
+	if reason != "RBAC: "+one || incomplete || err == nil || err.Error() != one {
+		t.Fatalf("one missing role: reason %q, incomplete %v, err %v", reason, incomplete, err)
+	}
+	// A second binding of the same missing role, and one of a missing
+	// cluster role.
+	x.Handler("RoleBinding").Set(&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "dangling-again"}, RoleRef: rbacv1.RoleRef{Kind: "Role", Name: "gone"},
+		Subjects: []rbacv1.Subject{{Kind: "User", Name: "dave"}}})
+	x.Handler("ClusterRoleBinding").Set(&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "dave-nothing"}, RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: "nothing"},
+		Subjects: []rbacv1.Subject{{Kind: "User", Name: "dave"}}})
+	both := `[clusterrole.rbac.authorization.k8s.io "nothing" not found, ` + one + `]`
+	_, reason, _ = Authorizer{Index: x}.Authorize(context.Background(), listJobs)
+	_, incomplete, err = authorizer.RuleResolvers{Resolver{Index: x}}.RulesFor(context.Background(), dave, "team")
+	if reason != "RBAC: "+both || incomplete || err == nil || err.Error() != both {
+		t.Fatalf("two missing roles: reason %q, incomplete %v, err %v", reason, incomplete, err)
 	}
 }
