@@ -263,8 +263,9 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	tokens.Add(s.AdminToken, &user.Info{Name: "cronplane-admin", UID: "cronplane-admin", Groups: []string{"system:masters"}})
 	controllerToken := randomToken()
 	tokens.Add(controllerToken, &user.Info{Name: "system:kube-controller-manager", UID: "system:kube-controller-manager"})
-	// Bearer tokens are tried against each of these in turn.
-	tokenAuth := authenticator.Tokens{tokens}
+	// Bearer tokens are tried against each of these in turn. The static
+	// ones name no audience: they are good for the API's.
+	tokenAuth := authenticator.Tokens{authenticator.AudienceAgnostic{Token: tokens, APIAudiences: serviceAccounts.audiences}}
 
 	s.Registry = registry.New()
 	// Service account tokens name accounts and secrets the registry serves.
@@ -301,7 +302,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 		index = rbacauthz.NewIndex()
 	}
 	escalation.Authorizer, escalation.Rules = authz, index
-	for _, e := range append(authorization.Entries(authz, rules), authentication.Entries(tokenAuth)...) {
+	for _, e := range append(authorization.Entries(authz, rules), authentication.Entries(tokenAuth, serviceAccounts.audiences)...) {
 		s.Registry.Add(e)
 	}
 	opts.Logger.Info("Authorization", "modes", opts.AuthorizationModes)

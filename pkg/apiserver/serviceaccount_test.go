@@ -218,3 +218,63 @@ func TestServiceAccountToken_OutlivesARestart(t *testing.T) {
 		t.Fatal("the token was refused after the restart")
 	}
 }
+
+// A TokenReview checks a token for the audiences it names, or the API's:
+// a service whose own audience a token names may review it, and a token
+// for the API does not pass for another service's. The answers are
+// kube's.
+func TestTokenReview_AudiencesAndReasonsAsKube(t *testing.T) {
+	ns := namespace(t)
+	createAccount(t, srv.Client, ns, "robot")
+	issue := func(audiences ...string) string {
+		tr, err := srv.Client.CoreV1().ServiceAccounts(ns).CreateToken(ctx(t), "robot", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{Audiences: audiences}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.Status.Token
+	}
+	api := "https://kubernetes.default.svc.cluster.local"
+	forAPI, forVault, forBoth := issue(), issue("vault"), issue("vault", api)
+	review := func(token string, audiences ...string) authenticationv1.TokenReviewStatus {
+		t.Helper()
+		r, err := srv.Client.AuthenticationV1().TokenReviews().Create(ctx(t), &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: audiences}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Status
+	}
+	robot := "system:serviceaccount:" + ns + ":robot"
+	cases := []struct {
+		name      string
+		token     string
+		asked     []string
+		user      string // "" when not authenticated
+		audiences []string
+		err       string
+	}{
+		{"a token for the API, none asked", forAPI, nil, robot, []string{api}, ""},
+		{"a token for the API, another audience asked", forAPI, []string{"vault"}, "", nil,
+			`[invalid bearer token, token audiences ["` + api + `"] is invalid for the target audiences ["vault"]]`},
+		{"a token for vault, none asked", forVault, nil, "", nil,
+			`[invalid bearer token, token audiences ["vault"] is invalid for the target audiences ["` + api + `"]]`},
+		{"a token for vault, vault asked", forVault, []string{"vault"}, robot, []string{"vault"}, ""},
+		{"a token for both, others asked with vault", forBoth, []string{"other", "vault"}, robot, []string{"vault"}, ""},
+		{"a static token, none asked", "bob-token", nil, "bob", []string{api}, ""},
+		{"a static token, the API among others asked", "bob-token", []string{"vault", api}, "bob", []string{api}, ""},
+		{"a static token, another audience asked", "bob-token", []string{"vault"}, "", nil, "invalid bearer token"},
+		{"an unknown token", "nobody", nil, "", nil, "invalid bearer token"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := review(tc.token, tc.asked...)
+			if st.Authenticated != (tc.user != "") || st.User.Username != tc.user || strings.Join(st.Audiences, ",") != strings.Join(tc.audiences, ",") || st.Error != tc.err {
+				t.Fatalf("status %+v\nwant user %q audiences %v error %q", st, tc.user, tc.audiences, tc.err)
+			}
+		})
+	}
+	if err := srv.Client.CoreV1().ServiceAccounts(ns).Delete(ctx(t), "robot", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := `[invalid bearer token, serviceaccounts "robot" not found]`
+	eventually(t, "the review names the deleted account", func() bool { return review(forAPI).Error == want })
+}

@@ -1,7 +1,8 @@
 // Package authenticator owns authentication: it turns a request's
-// credentials into the user it comes from. Today that is a bearer token,
-// from kube's static token file or generated at start; the HTTP filter
-// that answers 401 lives in pkg/endpoints/filters.
+// credentials into the user it comes from: a client certificate, or a
+// bearer token (kube's static token file, the tokens generated at start,
+// service account tokens), for the audiences asked. The HTTP filter that
+// answers 401 lives in pkg/endpoints/filters.
 package authenticator
 
 import (
@@ -14,32 +15,84 @@ import (
 	"strings"
 	"sync"
 
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+
 	"github.com/cronplane/cronplane/pkg/auth/user"
 )
 
-// Token checks a bearer token. ok is false for an unknown token; err is
-// for a failure to decide.
+// Response is what a token authenticates: the user, and those of the
+// audiences asked for (WithAudiences) the token is good for.
+type Response struct {
+	User      *user.Info
+	Audiences []string
+}
+
+// Token checks a bearer token, for the audiences ctx carries (the API's
+// when it carries none). ok is false for a token it does not recognize,
+// or one not meant for those audiences; err says why a token it
+// recognizes is not good.
 type Token interface {
-	AuthenticateToken(ctx context.Context, token string) (u *user.Info, ok bool, err error)
+	AuthenticateToken(ctx context.Context, token string) (r *Response, ok bool, err error)
 }
 
 // Tokens asks token authenticators in order: the first that recognizes a
 // token decides. A token none recognizes is unknown; the failures of
-// those that could not decide are returned with it.
+// those that could not decide are returned with it, as kube aggregates
+// them.
 type Tokens []Token
 
-func (ts Tokens) AuthenticateToken(ctx context.Context, token string) (*user.Info, bool, error) {
+func (ts Tokens) AuthenticateToken(ctx context.Context, token string) (*Response, bool, error) {
 	var errs []error
 	for _, t := range ts {
-		u, ok, err := t.AuthenticateToken(ctx, token)
+		r, ok, err := t.AuthenticateToken(ctx, token)
 		if ok {
-			return u, true, nil
+			return r, true, nil
 		}
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return nil, false, errors.Join(errs...)
+	return nil, false, utilerrors.NewAggregate(errs)
+}
+
+// AudienceAgnostic serves tokens that name no audience, such as those of
+// the static token file, as kube does: they are good for the API's own
+// audiences only, so a token is not recognized when other audiences are
+// asked for.
+type AudienceAgnostic struct {
+	Token        Token
+	APIAudiences []string
+}
+
+func (a AudienceAgnostic) AuthenticateToken(ctx context.Context, token string) (*Response, bool, error) {
+	asked, ok := ctx.Value(audiencesKey{}).([]string)
+	if !ok {
+		return a.Token.AuthenticateToken(ctx, token)
+	}
+	auds := Intersect(a.APIAudiences, asked)
+	if len(auds) == 0 {
+		return nil, false, nil
+	}
+	r, ok, err := a.Token.AuthenticateToken(ctx, token)
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	return &Response{User: r.User, Audiences: auds}, true, nil
+}
+
+// Intersect returns the audiences of asked that are among have, in
+// asked's order.
+func Intersect(have, asked []string) []string {
+	var out []string
+	for _, a := range asked {
+		for _, h := range have {
+			if a == h {
+				out = append(out, a)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // TokenSet is a fixed set of bearer tokens.
@@ -58,11 +111,14 @@ func (t *TokenSet) Add(token string, u *user.Info) {
 	t.mu.Unlock()
 }
 
-func (t *TokenSet) AuthenticateToken(_ context.Context, token string) (*user.Info, bool, error) {
+func (t *TokenSet) AuthenticateToken(_ context.Context, token string) (*Response, bool, error) {
 	t.mu.RLock()
 	u, ok := t.tokens[token]
 	t.mu.RUnlock()
-	return u, ok, nil
+	if !ok {
+		return nil, false, nil
+	}
+	return &Response{User: u}, true, nil
 }
 
 // LoadTokenFile reads kube's static token file: CSV lines of

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cronplane/cronplane/pkg/auth/user"
 )
 
 func writeFile(t *testing.T, content string) string {
@@ -22,12 +24,13 @@ func TestLoadTokenFile_ReadsKubeFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, ok, _ := set.AuthenticateToken(context.Background(), "admin-token")
+	r, ok, _ := set.AuthenticateToken(context.Background(), "admin-token")
+	u := r.User
 	if !ok || u.Name != "admin" || u.UID != "admin-uid" || !reflect.DeepEqual(u.Groups, []string{"system:masters", "ops"}) {
 		t.Fatalf("admin: %+v", u)
 	}
-	if u, ok, _ := set.AuthenticateToken(context.Background(), "alice-token"); !ok || u.Name != "alice" || len(u.Groups) != 0 {
-		t.Fatalf("alice: %+v", u)
+	if r, ok, _ := set.AuthenticateToken(context.Background(), "alice-token"); !ok || r.User.Name != "alice" || len(r.User.Groups) != 0 {
+		t.Fatalf("alice: %+v", r)
 	}
 }
 
@@ -35,5 +38,41 @@ func TestLoadTokenFile_RejectsShortLines(t *testing.T) {
 	_, err := LoadTokenFile(writeFile(t, "tok,user\n"))
 	if err == nil || !strings.Contains(err.Error(), "line 1") {
 		t.Fatalf("want an error naming line 1, got %v", err)
+	}
+}
+
+// A static token is good for the API's audiences only, as kube's
+// audience-agnostic tokens are.
+func TestAudienceAgnostic_GoodForTheAPIAudiencesOnly(t *testing.T) {
+	set := NewTokenSet()
+	set.Add("t", &user.Info{Name: "alice"})
+	a := AudienceAgnostic{Token: set, APIAudiences: []string{"api", "api2"}}
+	for _, tc := range []struct {
+		name  string
+		asked []string // nil: none asked
+		ok    bool
+		auds  []string
+	}{
+		{"none asked: as the token set answers", nil, true, nil},
+		{"an API audience", []string{"api"}, true, []string{"api"}},
+		{"the API audiences among others, in the order asked", []string{"other", "api2", "api"}, true, []string{"api2", "api"}},
+		{"only others", []string{"other"}, false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			if tc.asked != nil {
+				ctx = WithAudiences(ctx, tc.asked)
+			}
+			r, ok, err := a.AuthenticateToken(ctx, "t")
+			if ok != tc.ok || err != nil {
+				t.Fatalf("ok=%v err=%v", ok, err)
+			}
+			if ok && (r.User.Name != "alice" || !reflect.DeepEqual(r.Audiences, tc.auds)) {
+				t.Fatalf("response %+v, want audiences %v", r, tc.auds)
+			}
+		})
+	}
+	if _, ok, err := a.AuthenticateToken(WithAudiences(context.Background(), []string{"api"}), "unknown"); ok || err != nil {
+		t.Fatalf("an unknown token: ok=%v err=%v", ok, err)
 	}
 }

@@ -37,7 +37,9 @@ func (ua Union) AuthenticateRequest(r *http.Request) (*user.Info, bool, error) {
 	return nil, false, errors.Join(errs...)
 }
 
-var errInvalidBearerToken = errors.New("invalid bearer token")
+// ErrInvalidBearerToken is kube's answer for a bearer token that no
+// token authenticator recognizes.
+var ErrInvalidBearerToken = errors.New("invalid bearer token")
 
 // BearerToken reads "Authorization: Bearer <token>" and asks Token. A
 // token Token does not recognise is bad credentials; a request without
@@ -53,13 +55,13 @@ func (b BearerToken) AuthenticateRequest(r *http.Request) (*user.Info, bool, err
 	if token = strings.TrimSpace(token); token == "" {
 		return nil, false, nil
 	}
-	u, ok, err := b.Token.AuthenticateToken(r.Context(), token)
+	resp, ok, err := b.Token.AuthenticateToken(r.Context(), token)
 	if ok {
 		r.Header.Del("Authorization")
-		return u, true, nil
+		return resp.User, true, nil
 	}
 	if err == nil {
-		err = errInvalidBearerToken
+		err = ErrInvalidBearerToken
 	}
 	return nil, false, err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/cronplane/cronplane/pkg/auth/authenticator"
 	"github.com/cronplane/cronplane/pkg/auth/user"
 )
 
@@ -42,7 +43,8 @@ type AuthenticatorConfig struct {
 	// Keys are the public keys (*rsa.PublicKey, *ecdsa.PublicKey) a token
 	// may be signed by.
 	Keys []crypto.PublicKey
-	// Audiences are the API's audiences: a token must name one of them.
+	// Audiences are the API's audiences, those a token is checked for
+	// when the request asks for none (a TokenReview may ask for others).
 	Audiences []string
 	Getter    Getter
 	// Now returns the current time; nil means time.Now.
@@ -71,8 +73,11 @@ func NewAuthenticator(cfg AuthenticatorConfig) *Authenticator {
 // issuers; anything else is not recognized (ok false, no error), so that
 // other authenticators may know it. A recognized token that does not
 // verify (signature, times, audience) or whose account or bound Secret is
-// gone or was re-created is refused with an error saying why.
-func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*user.Info, bool, error) {
+// gone or was re-created is refused with an error saying why, in kube's
+// words. The token must be meant for one of the audiences ctx carries
+// (authenticator.WithAudiences), or for the API when it carries none;
+// those are the audiences it is good for.
+func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
 	if strings.Count(token, ".") != 2 {
 		return nil, false, nil
 	}
@@ -90,8 +95,18 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*u
 	if err != nil {
 		return nil, false, err
 	}
-	if !a.audienceAccepted(public.Audience) {
-		return nil, false, fmt.Errorf("service account token audiences %q do not include the API audiences %q", []string(public.Audience), a.cfg.Audiences)
+	// A token without audiences is meant for the API.
+	tokenAudiences := []string(public.Audience)
+	if len(tokenAudiences) == 0 {
+		tokenAudiences = a.cfg.Audiences
+	}
+	asked := authenticator.AudiencesFrom(ctx)
+	if asked == nil {
+		asked = a.cfg.Audiences
+	}
+	audiences := authenticator.Intersect(tokenAudiences, asked)
+	if len(audiences) == 0 {
+		return nil, false, fmt.Errorf("token audiences %q is invalid for the target audiences %q", tokenAudiences, asked)
 	}
 	now := a.cfg.Now()
 	switch err := public.ValidateWithLeeway(jwt.Expected{Time: now}, leeway); {
@@ -116,7 +131,7 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*u
 	if public.ID != "" {
 		u.Extra = map[string][]string{CredentialIDKey: {"JTI=" + public.ID}}
 	}
-	return u, true, nil
+	return &authenticator.Response{User: u, Audiences: audiences}, true, nil
 }
 
 // verify checks the signature against each key in turn, so that keys can
@@ -134,42 +149,33 @@ func (a *Authenticator) verify(tok *jwt.JSONWebToken) (*jwt.Claims, *privateClai
 	return nil, nil, fmt.Errorf("service account token signature: %w", errors.Join(errs...))
 }
 
-func (a *Authenticator) audienceAccepted(auds jwt.Audience) bool {
-	for _, want := range a.cfg.Audiences {
-		if auds.Contains(want) {
-			return true
-		}
-	}
-	return false
-}
+// errInvalidated is kube's answer for a token whose bound Secret is gone.
+var errInvalidated = errors.New("service account token has been invalidated")
 
 // checkObjects makes sure that the account, and the Secret the token is
 // bound to, exist with the uids the token names, and were not deleted
-// (deletionTimestamp) longer than the leeway ago.
+// (deletionTimestamp) longer than the leeway ago, in kube's order.
 func (a *Authenticator) checkObjects(ctx context.Context, k *kubeClaims, now time.Time) error {
 	deletedBefore := now.Add(-leeway)
 	sa, err := a.cfg.Getter.GetServiceAccount(ctx, k.Namespace, k.ServiceAccount.Name)
 	if err != nil {
-		return fmt.Errorf("service account %s/%s: %w", k.Namespace, k.ServiceAccount.Name, err)
-	}
-	if string(sa.UID) != k.ServiceAccount.UID {
-		return fmt.Errorf("service account %s/%s has uid %s, the token names %s", k.Namespace, sa.Name, sa.UID, k.ServiceAccount.UID)
+		return err
 	}
 	if sa.DeletionTimestamp != nil && sa.DeletionTimestamp.Time.Before(deletedBefore) {
 		return fmt.Errorf("service account %s/%s has been deleted", k.Namespace, sa.Name)
+	}
+	if string(sa.UID) != k.ServiceAccount.UID {
+		return fmt.Errorf("service account UID (%s) does not match claim (%s)", sa.UID, k.ServiceAccount.UID)
 	}
 	if k.Secret == nil {
 		return nil
 	}
 	secret, err := a.cfg.Getter.GetSecret(ctx, k.Namespace, k.Secret.Name)
-	if err != nil {
-		return fmt.Errorf("service account token bound to secret %s/%s: %w", k.Namespace, k.Secret.Name, err)
+	if err != nil || (secret.DeletionTimestamp != nil && secret.DeletionTimestamp.Time.Before(deletedBefore)) {
+		return errInvalidated
 	}
 	if string(secret.UID) != k.Secret.UID {
-		return fmt.Errorf("secret %s/%s has uid %s, the token is bound to %s", k.Namespace, secret.Name, secret.UID, k.Secret.UID)
-	}
-	if secret.DeletionTimestamp != nil && secret.DeletionTimestamp.Time.Before(deletedBefore) {
-		return fmt.Errorf("secret %s/%s the token is bound to has been deleted", k.Namespace, secret.Name)
+		return fmt.Errorf("secret UID (%s) does not match service account secret ref claim (%s)", secret.UID, k.Secret.UID)
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/keyutil"
 
+	"github.com/cronplane/cronplane/pkg/auth/authenticator"
 	"github.com/cronplane/cronplane/pkg/auth/user"
 )
 
@@ -105,6 +106,10 @@ func TestAuthenticator_VerifiesTokensAndTheObjectsTheyName(t *testing.T) {
 		// recognized false: left to other authenticators, without error.
 		recognized bool
 		wantErr    string
+		// asked are the audiences the request asks for (none: the API's);
+		// audiences those the token is then good for (default: the
+		// first API audience, which the tokens name).
+		asked, audiences []string
 	}{
 		{name: "a valid token authenticates", recognized: true},
 		{name: "a token is valid until it expires", at: now.Add(time.Hour), recognized: true},
@@ -123,18 +128,26 @@ func TestAuthenticator_VerifiesTokensAndTheObjectsTheyName(t *testing.T) {
 			c.Audiences = []string{"vault"}
 			tok, _ := signer.Sign(c)
 			return tok
-		}, recognized: true, wantErr: "audiences"},
+		}, recognized: true, wantErr: `token audiences ["vault"] is invalid for the target audiences ["https://api.example" "https://other-api.example"]`},
+		{name: "a token for another audience is good when that one is asked for", token: func() string {
+			c := claims()
+			c.Audiences = []string{"https://api.example", "vault"}
+			tok, _ := signer.Sign(c)
+			return tok
+		}, asked: []string{"other", "vault"}, recognized: true, audiences: []string{"vault"}},
+		{name: "a token for the API is refused when another audience is asked for", asked: []string{"vault"},
+			recognized: true, wantErr: `token audiences ["https://api.example"] is invalid for the target audiences ["vault"]`},
 		{name: "a tampered token is refused", token: func() string {
 			tok, _ := signer.Sign(claims())
 			return tamper(tok)
-		}, recognized: true, wantErr: "signature"},
+		}, recognized: true, wantErr: "signature: go-jose/go-jose: error in cryptographic primitive"},
 		{name: "a token signed by an unknown key is refused", token: func() string {
 			tok, _ := newSigner(t, "https://issuer.example", otherKey).Sign(claims())
 			return tok
-		}, recognized: true, wantErr: "signature"},
-		{name: "a token of a deleted account is refused", objects: &objects{}, recognized: true, wantErr: "not found"},
+		}, recognized: true, wantErr: "signature: go-jose/go-jose: error in cryptographic primitive"},
+		{name: "a token of a deleted account is refused", objects: &objects{}, recognized: true, wantErr: `serviceaccounts "builder" not found`},
 		{name: "a token of an account created again is refused", objects: &objects{accounts: map[string]*corev1.ServiceAccount{"ns/builder": account("new-uid")}},
-			recognized: true, wantErr: "uid"},
+			recognized: true, wantErr: "service account UID (new-uid) does not match claim (sa-uid)"},
 		{name: "a token of an account being deleted is refused after the leeway", objects: &objects{accounts: map[string]*corev1.ServiceAccount{"ns/builder": func() *corev1.ServiceAccount {
 			sa := account("sa-uid")
 			sa.DeletionTimestamp = &metav1.Time{Time: now.Add(-2 * leeway)}
@@ -150,14 +163,14 @@ func TestAuthenticator_VerifiesTokensAndTheObjectsTheyName(t *testing.T) {
 		{name: "a token bound to a deleted secret is refused", token: func() string {
 			tok, _ := signer.Sign(bound)
 			return tok
-		}, recognized: true, wantErr: "secret ns/bound"},
+		}, recognized: true, wantErr: "service account token has been invalidated"},
 		{name: "a token bound to a secret created again is refused", token: func() string {
 			tok, _ := signer.Sign(bound)
 			return tok
 		}, objects: &objects{
 			accounts: map[string]*corev1.ServiceAccount{"ns/builder": account("sa-uid")},
 			secrets:  map[string]*corev1.Secret{"ns/bound": secret("other-uid")},
-		}, recognized: true, wantErr: "uid"},
+		}, recognized: true, wantErr: "secret UID (other-uid) does not match service account secret ref claim (secret-uid)"},
 		{name: "a static token is not recognized", token: func() string { return "admin-token" }, recognized: false},
 		{name: "three dots that are no JWT are not recognized", token: func() string { return "a.b.c" }, recognized: false},
 	} {
@@ -183,20 +196,32 @@ func TestAuthenticator_VerifiesTokensAndTheObjectsTheyName(t *testing.T) {
 				Getter:    objs,
 				Now:       func() time.Time { return at },
 			})
-			u, ok, err := a.AuthenticateToken(context.Background(), token)
+			ctx := context.Background()
+			if tc.asked != nil {
+				ctx = authenticator.WithAudiences(ctx, tc.asked)
+			}
+			resp, ok, err := a.AuthenticateToken(ctx, token)
 			switch {
 			case !tc.recognized:
 				if ok || err != nil {
 					t.Fatalf("want not recognized, got ok=%v err=%v", ok, err)
 				}
 			case tc.wantErr != "":
-				if ok || err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				if ok || err == nil || !strings.HasSuffix(err.Error(), tc.wantErr) {
 					t.Fatalf("want an error containing %q, got ok=%v err=%v", tc.wantErr, ok, err)
 				}
 			default:
 				if !ok || err != nil {
 					t.Fatalf("want authenticated, got ok=%v err=%v", ok, err)
 				}
+				wantAudiences := tc.audiences
+				if wantAudiences == nil {
+					wantAudiences = []string{"https://api.example"}
+				}
+				if !reflect.DeepEqual(resp.Audiences, wantAudiences) {
+					t.Fatalf("audiences %v, want %v", resp.Audiences, wantAudiences)
+				}
+				u := resp.User
 				want := &user.Info{Name: "system:serviceaccount:ns:builder", UID: "sa-uid", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:ns"}}
 				if jti := u.Extra[CredentialIDKey]; len(jti) != 1 || !strings.HasPrefix(jti[0], "JTI=") {
 					t.Fatalf("credential id %v", u.Extra)
@@ -331,10 +356,11 @@ func TestAuthenticator_ReadsTokensKubeIssued(t *testing.T) {
 		},
 		Now: func() time.Time { return issued.Add(time.Minute) },
 	})
-	u, ok, err := a.AuthenticateToken(context.Background(), token)
+	resp, ok, err := a.AuthenticateToken(context.Background(), token)
 	if !ok || err != nil {
 		t.Fatalf("ok=%v err=%v", ok, err)
 	}
+	u := resp.User
 	// kube v1.29 writes no jti by default, so there is no credential id.
 	want := &user.Info{Name: "system:serviceaccount:cp-sa:default", UID: "0773f9da-7934-4505-b2c0-32920e120d17", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:cp-sa"}}
 	if !reflect.DeepEqual(u, want) {
