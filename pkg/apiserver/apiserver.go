@@ -303,6 +303,12 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	}
 	escalation.Authorizer, escalation.Rules = authz, index
 	for _, e := range append(authorization.Entries(authz, rules), authentication.Entries(tokenAuth, serviceAccounts.audiences)...) {
+		// kube records who wrote a review's spec in the answer, as on
+		// any create.
+		e.Complete()
+		if e.Fields, err = apply.NewManager(e.Schema, e.New(), e.GroupVersion().String(), nil); err != nil {
+			return nil, fmt.Errorf("merge schema of %s: %w", e.GroupResource(), err)
+		}
 		s.Registry.Add(e)
 	}
 	opts.Logger.Info("Authorization", "modes", opts.AuthorizationModes)

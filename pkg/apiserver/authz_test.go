@@ -502,3 +502,61 @@ func TestBootstrapPolicy_SurvivesRestartWithoutRewrites(t *testing.T) {
 		}
 	}
 }
+
+// The reviews answer as kube's: the body's namespace and system fields
+// are the request's business, their validation errors name no kind (kube
+// loses it decoding), and the answer records who wrote the spec.
+func TestReviews_MetadataErrorsAndManagedFieldsAsKube(t *testing.T) {
+	team := namespace(t)
+	const sar = `{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","metadata":%s,"spec":{"user":"alice",%s}}`
+	const lsar = `{"apiVersion":"authorization.k8s.io/v1","kind":"LocalSubjectAccessReview","metadata":%s,"spec":{"user":"alice",%s}}`
+	get := `"resourceAttributes":{"verb":"get","group":"batch","resource":"cronjobs","namespace":"` + team + `"}`
+	cases := []struct {
+		name, path, body string
+		code             int
+		// want are parts of the answer, in order.
+		want []string
+	}{
+		{"a namespace and system fields in the body are dropped", "/apis/authorization.k8s.io/v1/subjectaccessreviews?fieldManager=me",
+			fmt.Sprintf(sar, `{"namespace":"elsewhere","uid":"u","creationTimestamp":"2020-01-01T00:00:00Z"}`, get), 201,
+			[]string{`"metadata":{"creationTimestamp":null,"managedFields":[{"manager":"me","operation":"Update","apiVersion":"authorization.k8s.io/v1","time":`,
+				`"fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:resourceAttributes":{".":{},"f:group":{},"f:namespace":{},"f:resource":{},"f:verb":{}},"f:user":{}}}}]},"spec":`}},
+		{"a local review takes the namespace of its path", "/apis/authorization.k8s.io/v1/namespaces/" + team + "/localsubjectaccessreviews",
+			fmt.Sprintf(lsar, `{}`, get), 201, []string{`"namespace":"` + team + `"`, `"status":{"allowed":false}`}},
+		{"a local review in another namespace than its path", "/apis/authorization.k8s.io/v1/namespaces/" + team + "/localsubjectaccessreviews",
+			fmt.Sprintf(lsar, `{"namespace":"elsewhere"}`, get), 400, []string{`"message":"the namespace of the provided object does not match the namespace sent on the request"`}},
+		{"an invalid review", "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+			fmt.Sprintf(sar, `{}`, `"resourceAttributes":{"verb":"get"},"nonResourceAttributes":{"path":"/x","verb":"get"}`), 422,
+			[]string{`"message":".authorization.k8s.io \"\" is invalid: spec.nonResourceAttributes: Invalid value: authorization.NonResourceAttributes{Path:\"/x\", Verb:\"get\"}: cannot be specified in combination with resourceAttributes"`,
+				`"details":{"group":"authorization.k8s.io","causes":`}},
+		{"a local review of a path", "/apis/authorization.k8s.io/v1/namespaces/" + team + "/localsubjectaccessreviews",
+			fmt.Sprintf(lsar, `{}`, `"nonResourceAttributes":{"path":"/x","verb":"get"}`), 422,
+			[]string{`"message":".authorization.k8s.io \"\" is invalid: spec.nonResourceAttributes: Invalid value: authorization.NonResourceAttributes{Path:\"/x\", Verb:\"get\"}: disallowed on this kind of request"`}},
+		{"a self review records its writer too", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews?fieldManager=me",
+			`{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{` + get + `}}`, 201, []string{`"managedFields":[{"manager":"me"`}},
+		{"a self subject review echoes nothing and is created now", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+			`{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview","metadata":{"name":"me"}}`, 201,
+			[]string{`"metadata":{"creationTimestamp":"20`, `"status":{"userInfo":{"username":"alice"`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// The reviews of others are the admin's to ask for.
+			token := srv.AdminToken
+			if strings.Contains(tc.path, "/self") {
+				token = "alice-token"
+			}
+			resp, body := raw(t, "POST", tc.path, token, "application/json", tc.body)
+			if resp.StatusCode != tc.code {
+				t.Fatalf("%d, want %d: %s", resp.StatusCode, tc.code, body)
+			}
+			rest := body
+			for _, w := range tc.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("body %s\nwant, after what came before, %s", body, w)
+				}
+				rest = rest[i+len(w):]
+			}
+		})
+	}
+}

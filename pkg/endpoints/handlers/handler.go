@@ -383,6 +383,9 @@ func (c *call) create(store createFunc) (int, runtime.Object, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	if err := prepareNew(metaOf(obj), c.namespace); err != nil {
+		return 0, nil, err
+	}
 	opts.FieldManager = managerOrUserAgent(opts.FieldManager, c.r.UserAgent())
 	ctx := c.r.Context()
 	// The mutating phase, then ownership of the result (what admission
@@ -396,6 +399,27 @@ func (c *call) create(store createFunc) (int, runtime.Object, error) {
 	}
 	out, err := store(ctx, obj, c.validateObject(admission.Create, opts.DryRun, opts), opts)
 	return http.StatusCreated, out, err
+}
+
+// prepareNew does what kube's handler does to every object posted,
+// whatever serves it (a store, a review, a token request): the fields the
+// system sets are not taken from the body, and the object is put in the
+// request's namespace (none for a cluster-scoped resource), or refused
+// when it names another.
+func prepareNew(m metav1.Object, namespace string) error {
+	m.SetCreationTimestamp(metav1.Time{})
+	m.SetUID("")
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	m.SetSelfLink("")
+	switch got := m.GetNamespace(); {
+	case got == namespace:
+	case got == "" || namespace == "":
+		m.SetNamespace(namespace)
+	default:
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
 }
 
 func (c *call) update(u rest.Updater) (int, runtime.Object, error) {

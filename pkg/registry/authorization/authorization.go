@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/cronplane/cronplane/pkg/auth/authorizer"
@@ -63,14 +64,33 @@ func metadataErrors(m metav1.ObjectMeta, allowNamespace bool) field.ErrorList {
 	return field.ErrorList{field.Invalid(field.NewPath("metadata"), m, msg)}
 }
 
+// NonResourceAttributes is how kube's errors show a review's
+// nonResourceAttributes: as its internal type, of a package also named
+// authorization.
+type NonResourceAttributes struct{ Path, Verb string }
+
+// shown is nonRes as kube's errors show it; nil when absent.
+func shown(nonRes *authorizationv1.NonResourceAttributes) *NonResourceAttributes {
+	if nonRes == nil {
+		return nil
+	}
+	return &NonResourceAttributes{Path: nonRes.Path, Verb: nonRes.Verb}
+}
+
+// invalid is kube's error for an invalid review, which names no kind:
+// kube validates the object it decoded, whose kind is no longer set.
+func invalid(errs field.ErrorList) error {
+	return apierrors.NewInvalid(schema.GroupKind{Group: authorizationv1.GroupName}, "", errs)
+}
+
 func attributesErrors(res *authorizationv1.ResourceAttributes, nonRes *authorizationv1.NonResourceAttributes) field.ErrorList {
 	spec := field.NewPath("spec")
 	var errs field.ErrorList
 	if res != nil && nonRes != nil {
-		errs = append(errs, field.Invalid(spec.Child("nonResourceAttributes"), nonRes, "cannot be specified in combination with resourceAttributes"))
+		errs = append(errs, field.Invalid(spec.Child("nonResourceAttributes"), shown(nonRes), "cannot be specified in combination with resourceAttributes"))
 	}
 	if res == nil && nonRes == nil {
-		errs = append(errs, field.Invalid(spec.Child("resourceAttributes"), nonRes, "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
+		errs = append(errs, field.Invalid(spec.Child("resourceAttributes"), shown(nonRes), "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
 	}
 	return errs
 }
@@ -133,7 +153,7 @@ func (subjectReviews) New() runtime.Object { return &authorizationv1.SubjectAcce
 func (s subjectReviews) Create(ctx context.Context, _ string, obj runtime.Object, v rest.ValidateObjectFunc, _ *metav1.CreateOptions) (runtime.Object, error) {
 	r := obj.(*authorizationv1.SubjectAccessReview)
 	if errs := append(specErrors(r.Spec), metadataErrors(r.ObjectMeta, false)...); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(authorizationv1.SchemeGroupVersion.WithKind("SubjectAccessReview").GroupKind(), "", errs)
+		return nil, invalid(errs)
 	}
 	if err := validate(ctx, obj, v); err != nil {
 		return nil, err
@@ -153,10 +173,10 @@ func (s localReviews) Create(ctx context.Context, namespace string, obj runtime.
 		errs = append(errs, field.Invalid(field.NewPath("spec.resourceAttributes.namespace"), ra.Namespace, "must match metadata.namespace"))
 	}
 	if r.Spec.NonResourceAttributes != nil {
-		errs = append(errs, field.Invalid(field.NewPath("spec.nonResourceAttributes"), r.Spec.NonResourceAttributes, "disallowed on this kind of request"))
+		errs = append(errs, field.Invalid(field.NewPath("spec.nonResourceAttributes"), shown(r.Spec.NonResourceAttributes), "disallowed on this kind of request"))
 	}
 	if len(errs) > 0 {
-		return nil, apierrors.NewInvalid(authorizationv1.SchemeGroupVersion.WithKind("LocalSubjectAccessReview").GroupKind(), "", errs)
+		return nil, invalid(errs)
 	}
 	if namespace != r.Namespace {
 		return nil, apierrors.NewBadRequest("spec.resourceAttributes.namespace must match namespace: " + namespace)
@@ -175,7 +195,7 @@ func (selfReviews) New() runtime.Object { return &authorizationv1.SelfSubjectAcc
 func (s selfReviews) Create(ctx context.Context, _ string, obj runtime.Object, v rest.ValidateObjectFunc, _ *metav1.CreateOptions) (runtime.Object, error) {
 	r := obj.(*authorizationv1.SelfSubjectAccessReview)
 	if errs := append(attributesErrors(r.Spec.ResourceAttributes, r.Spec.NonResourceAttributes), metadataErrors(r.ObjectMeta, false)...); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(authorizationv1.SchemeGroupVersion.WithKind("SelfSubjectAccessReview").GroupKind(), "", errs)
+		return nil, invalid(errs)
 	}
 	u, ok := user.From(ctx)
 	if !ok {
