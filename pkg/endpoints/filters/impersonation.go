@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/cronplane/cronplane/pkg/audit"
 	"github.com/cronplane/cronplane/pkg/auth/authorizer"
@@ -18,8 +18,10 @@ import (
 
 // impersonation is one thing a request asks to act as, and the
 // authorization question it raises: may the requester impersonate it?
+// ref is how kube names it in an error.
 type impersonation struct {
 	attrs authorizer.Attributes
+	ref   corev1.ObjectReference
 	apply func(u *user.Info)
 }
 
@@ -28,12 +30,14 @@ type impersonation struct {
 // number), -Uid and -Extra-<key> headers, each allowed only when the
 // requester may "impersonate" it (users, groups, serviceaccounts, uids,
 // userextras/<key>). The request then continues as the user the headers
-// describe; the headers go no further.
+// describe; the headers go no further. Anything but a user asked for
+// without one is kube's plain 500.
 func WithImpersonation(next http.Handler, z authorizer.Authorizer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		wanted, err := impersonations(r.Header)
 		if err != nil {
-			responsewriters.WriteError(w, r, apierrors.NewBadRequest(err.Error()))
+			// kube's answer, a plain 500.
+			http.Error(w, htmlEscaper.Replace(fmt.Sprintf("Internal Server Error: %q: %v", r.RequestURI, err)), http.StatusInternalServerError)
 			return
 		}
 		if len(wanted) == 0 {
@@ -83,11 +87,13 @@ func impersonations(h http.Header) ([]impersonation, error) {
 		if ns, sa, ok := serviceAccountOf(name); ok {
 			out = append(out, impersonation{
 				attrs: authorizer.Attributes{APIVersion: "v1", Resource: "serviceaccounts", Namespace: ns, Name: sa},
+				ref:   corev1.ObjectReference{Kind: "ServiceAccount", Namespace: ns, Name: sa},
 				apply: func(u *user.Info) { u.Name = name },
 			})
 		} else {
 			out = append(out, impersonation{
 				attrs: authorizer.Attributes{APIVersion: "v1", Resource: "users", Name: name},
+				ref:   corev1.ObjectReference{Kind: "User", Name: name},
 				apply: func(u *user.Info) { u.Name = name },
 			})
 		}
@@ -96,6 +102,7 @@ func impersonations(h http.Header) ([]impersonation, error) {
 		g := g
 		out = append(out, impersonation{
 			attrs: authorizer.Attributes{APIVersion: "v1", Resource: "groups", Name: g},
+			ref:   corev1.ObjectReference{Kind: "Group", Name: g},
 			apply: func(u *user.Info) { u.Groups = append(u.Groups, g) },
 		})
 	}
@@ -112,6 +119,7 @@ func impersonations(h http.Header) ([]impersonation, error) {
 			v := v
 			out = append(out, impersonation{
 				attrs: authorizer.Attributes{APIGroup: authenticationv1.GroupName, APIVersion: "v1", Resource: "userextras", Subresource: key, Name: v},
+				ref:   corev1.ObjectReference{Kind: "UserExtra", Name: v, APIVersion: authenticationv1.SchemeGroupVersion.String(), FieldPath: key},
 				apply: func(u *user.Info) { u.Extra[key] = append(u.Extra[key], v) },
 			})
 		}
@@ -119,6 +127,7 @@ func impersonations(h http.Header) ([]impersonation, error) {
 	if uid := h.Get(authenticationv1.ImpersonateUIDHeader); uid != "" {
 		out = append(out, impersonation{
 			attrs: authorizer.Attributes{APIGroup: authenticationv1.GroupName, APIVersion: "v1", Resource: "uids", Name: uid},
+			ref:   corev1.ObjectReference{Kind: "UID", Name: uid, APIVersion: authenticationv1.SchemeGroupVersion.String()},
 			apply: func(u *user.Info) { u.UID = uid },
 		})
 	}
@@ -128,12 +137,13 @@ func impersonations(h http.Header) ([]impersonation, error) {
 	return out, nil
 }
 
+// describe lists what was asked for as kube's error prints it.
 func describe(imps []impersonation) string {
-	parts := make([]string, len(imps))
+	refs := make([]corev1.ObjectReference, len(imps))
 	for i, imp := range imps {
-		parts[i] = imp.attrs.Resource + "/" + imp.attrs.Name
+		refs[i] = imp.ref
 	}
-	return "[" + strings.Join(parts, " ") + "]"
+	return fmt.Sprintf("%v", refs)
 }
 
 // serviceAccountOf splits system:serviceaccount:<namespace>:<name>.
