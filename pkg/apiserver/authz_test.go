@@ -3,6 +3,8 @@ package apiserver_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -562,6 +565,71 @@ func TestReviews_MetadataErrorsAndManagedFieldsAsKube(t *testing.T) {
 					t.Fatalf("body %s\nwant, after what came before, %s", body, w)
 				}
 				rest = rest[i+len(w):]
+			}
+		})
+	}
+}
+
+// --authorization-mode lists kube's modes, asked in order after
+// system:masters; AlwaysDeny only has no opinion, as in kube.
+func TestAuthorizationModes_AskedInOrderAsKube(t *testing.T) {
+	tokens, err := writeTestTokens()
+	mustCreate(t, err)
+	t.Cleanup(func() { _ = os.Remove(tokens) })
+	for _, bad := range [][]string{nil, {"Foo"}, {"RBAC", "RBAC"}} {
+		if cp, err := apiservertest.New(func(o *apiserver.Options) { o.AuthorizationModes = bad }); err == nil {
+			cp.Stop()
+			t.Errorf("--authorization-mode %v was taken", bad)
+		}
+	}
+	cases := []struct {
+		modes []string
+		// The answers to alice (bound to list CronJobs in her namespace),
+		// bob (bound to nothing) and an anonymous request.
+		alice, bob, anonymous int
+		bobSays               string
+	}{
+		{[]string{"AlwaysDeny", "RBAC"}, 200, 403, 403, `cannot list resource "cronjobs" in API group "batch" in the namespace "team": Everything is forbidden.`},
+		{[]string{"AlwaysDeny"}, 403, 403, 403, `: Everything is forbidden.`},
+		{[]string{"RBAC", "AlwaysAllow"}, 200, 200, 200, ""},
+		{[]string{"AlwaysAllow"}, 200, 200, 200, ""},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.modes, ","), func(t *testing.T) {
+			cp := apiservertest.Start(t, func(o *apiserver.Options) { o.AuthorizationModes, o.TokenAuthFile = tc.modes, tokens })
+			_, err := cp.Client.CoreV1().Namespaces().Create(ctx(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{})
+			mustCreate(t, err)
+			_, err = cp.Client.RbacV1().Roles("team").Create(ctx(t), role("team", "reader", rules(s("batch"), s("cronjobs"), s("list"))), metav1.CreateOptions{})
+			mustCreate(t, err)
+			_, err = cp.Client.RbacV1().RoleBindings("team").Create(ctx(t), bindUser("team", "alice", "Role", "reader", user("alice")), metav1.CreateOptions{})
+			mustCreate(t, err)
+			get := func(token string) (int, string) {
+				req, _ := http.NewRequest("GET", cp.URL+"/apis/batch/v1/namespaces/team/cronjobs", nil)
+				if token != "" {
+					req.Header.Set("Authorization", "Bearer "+token)
+				}
+				resp, err := cp.HTTPClient().Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				body, _ := io.ReadAll(resp.Body)
+				return resp.StatusCode, string(body)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			code, body := get("alice-token")
+			for code != tc.alice && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+				code, body = get("alice-token")
+			}
+			if code != tc.alice {
+				t.Fatalf("alice: %d %s", code, body)
+			}
+			if code, body := get("bob-token"); code != tc.bob || !strings.Contains(body, strings.ReplaceAll(tc.bobSays, `"`, `\"`)) {
+				t.Fatalf("bob: %d %s, want %d saying %s", code, body, tc.bob, tc.bobSays)
+			}
+			if code, body := get(""); code != tc.anonymous {
+				t.Fatalf("anonymous: %d %s", code, body)
 			}
 		})
 	}

@@ -82,11 +82,12 @@ func (AlwaysAllow) Authorize(context.Context, Attributes) (Decision, string, err
 	return Allow, "", nil
 }
 
-// AlwaysDeny denies everything, as kube's AlwaysDeny mode does.
+// AlwaysDeny allows nothing, as kube's AlwaysDeny mode does: it has no
+// opinion, with a reason, so that the modes after it still decide.
 type AlwaysDeny struct{}
 
 func (AlwaysDeny) Authorize(context.Context, Attributes) (Decision, string, error) {
-	return Deny, "Everything is forbidden.", nil
+	return NoOpinion, "Everything is forbidden.", nil
 }
 
 // PrivilegedGroups allows everything to members of its groups (kube's

@@ -67,3 +67,15 @@ func TestPrivilegedGroups_AllowsMembersOnly(t *testing.T) {
 		})
 	}
 }
+
+// kube's AlwaysDeny has no opinion, with a reason: the modes after it
+// still decide, and a denial says why.
+func TestAlwaysDeny_LeavesTheDecisionToTheModesAfterIt(t *testing.T) {
+	d, reason, err := Union{AlwaysDeny{}}.Authorize(context.Background(), Attributes{})
+	if d != NoOpinion || reason != "Everything is forbidden." || err != nil {
+		t.Fatalf("AlwaysDeny alone: %v %q %v", d, reason, err)
+	}
+	if d, _, _ := (Union{AlwaysDeny{}, AlwaysAllow{}}).Authorize(context.Background(), Attributes{}); d != Allow {
+		t.Fatalf("AlwaysDeny,AlwaysAllow: %v", d)
+	}
+}
