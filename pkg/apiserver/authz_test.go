@@ -31,7 +31,7 @@ import (
 // testUsers are the static tokens of the shared server: each user's
 // token is "<name>-token"; bob is in the group "devs", monitor in
 // "system:monitoring".
-var testUsers = []string{"alice", "bob", "erin", "mallory", "applier", "monitor"}
+var testUsers = []string{"alice", "bob", "erin", "frank", "mallory", "applier", "monitor"}
 
 func writeTestTokens() (string, error) {
 	f, err := os.CreateTemp("", "cronplane-tokens-*.csv")
@@ -275,6 +275,55 @@ func TestRBAC_EscalationIsRefused(t *testing.T) {
 	}
 	if _, err := erin.RoleBindings(team).Create(ctx(t), bindUser(team, "edit", "ClusterRole", "edit", user("alice")), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("with bind on edit: %v", err)
+	}
+}
+
+// The edges of kube's escalation checks: escalate granted on a role by
+// name does not cover creating it (a create names nothing when it is
+// authorized), an empty aggregationRule is invalid rather than an
+// escalation, and a binding of an unknown kind of role is kube's 500.
+func TestRBAC_EscalationEdgesAsKube(t *testing.T) {
+	team := namespace(t)
+	admin := srv.Client.RbacV1()
+	_, err := admin.ClusterRoles().Create(ctx(t), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: team + "-writer"}, Rules: []rbacv1.PolicyRule{
+		rules(s("rbac.authorization.k8s.io"), s("clusterroles", "roles", "rolebindings"), s("create", "update")),
+		rules(s("rbac.authorization.k8s.io"), s("roles"), s("escalate"), "big"),
+		rules(s("batch"), s("cronjobs"), s("get")),
+	}}, metav1.CreateOptions{})
+	mustCreate(t, err)
+	_, err = admin.ClusterRoleBindings().Create(ctx(t), &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: team + "-frank"},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: team + "-writer"}, Subjects: []rbacv1.Subject{user("frank")}}, metav1.CreateOptions{})
+	mustCreate(t, err)
+	_, err = admin.Roles(team).Create(ctx(t), role(team, "big", rules(s("batch"), s("cronjobs"), s("get"))), metav1.CreateOptions{})
+	mustCreate(t, err)
+	waitAllowed(t, "frank", "get", "cronjobs", team)
+
+	const rbacPath = "/apis/rbac.authorization.k8s.io/v1"
+	more := `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"big"},"rules":[{"apiGroups":["batch"],"resources":["jobs"],"verbs":["delete"]}]}`
+	clusterRole := `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"` + team + `-agg"},"aggregationRule":%s}`
+	cases := []struct {
+		name, method, path, body string
+		code                     int
+		message                  string
+	}{
+		{"escalate on a name does not cover a create", "POST", rbacPath + "/namespaces/" + team + "/roles?dryRun=All", more, 403,
+			`roles.rbac.authorization.k8s.io \"big\" is forbidden: user \"frank\" (groups=[\"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[\"batch\"], Resources:[\"jobs\"], Verbs:[\"delete\"]}`},
+		{"escalate on a name covers an update", "PUT", rbacPath + "/namespaces/" + team + "/roles/big?dryRun=All", more, 200, ""},
+		{"an aggregationRule selecting nothing is invalid", "POST", rbacPath + "/clusterroles?dryRun=All", fmt.Sprintf(clusterRole, `{"clusterRoleSelectors":[]}`), 422,
+			`aggregationRule.clusterRoleSelectors: Required value: at least one clusterRoleSelector required if aggregationRule is non-nil`},
+		{"an aggregationRule takes cluster-admin", "POST", rbacPath + "/clusterroles?dryRun=All", fmt.Sprintf(clusterRole, `{"clusterRoleSelectors":[{"matchLabels":{"a":"b"}}]}`), 403,
+			`is forbidden: must have cluster-admin privileges to use the aggregationRule`},
+		{"a binding of an unknown kind of role", "POST", rbacPath + "/namespaces/" + team + "/rolebindings?dryRun=All",
+			`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"b"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Foo","name":"big"},"subjects":[{"kind":"User","name":"frank"}]}`, 500,
+			`"message":"unsupported role reference kind: \"Foo\""`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := raw(t, tc.method, tc.path, "frank-token", "application/json", tc.body)
+			if resp.StatusCode != tc.code || !strings.Contains(body, tc.message) {
+				t.Fatalf("%d %s\nwant %d with %s", resp.StatusCode, body, tc.code, tc.message)
+			}
+		})
 	}
 }
 

@@ -3,6 +3,7 @@ package rbac
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -41,13 +42,15 @@ var fullAuthority = []rbacv1.PolicyRule{
 // it). Members of system:masters may write anything.
 type guarded struct {
 	*generic.Store
-	// check refuses obj written in namespace by u, or lets it through.
-	check func(ctx context.Context, u *user.Info, namespace string, obj, old runtime.Object) error
+	// check refuses obj written in namespace by u, or lets it through;
+	// name is what the request names (nothing for a create), which is
+	// what kube authorizes "escalate" for.
+	check func(ctx context.Context, u *user.Info, namespace, name string, obj, old runtime.Object) error
 }
 
 func (g guarded) Create(ctx context.Context, namespace string, obj runtime.Object, validate rest.ValidateObjectFunc, opts *metav1.CreateOptions) (runtime.Object, error) {
 	if u, limited := limitedUser(ctx); limited {
-		if err := g.check(ctx, u, namespace, obj, nil); err != nil {
+		if err := g.check(ctx, u, namespace, "", obj, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -60,7 +63,7 @@ func (g guarded) Update(ctx context.Context, namespace, name string, info rest.U
 			if old != nil && onlyGCFieldsChanged(obj, old) {
 				return nil
 			}
-			return g.check(ctx, u, namespace, obj, old)
+			return g.check(ctx, u, namespace, name, obj, old)
 		}}
 	}
 	return g.Store.Update(ctx, namespace, name, info, createValidation, updateValidation, forceAllowCreate, opts)
@@ -135,19 +138,20 @@ func (e *Escalation) noEscalation(u *user.Info, namespace string, rules []rbacv1
 }
 
 // checkRole refuses a Role or ClusterRole granting more than u holds; an
-// aggregationRule, set or removed, takes full authority.
-func (e *Escalation) checkRole(ctx context.Context, u *user.Info, namespace string, obj, old runtime.Object) error {
+// aggregationRule that selects roles, set or removed, takes full
+// authority (one selecting nothing is for validation to refuse).
+func (e *Escalation) checkRole(ctx context.Context, u *user.Info, namespace, requestName string, obj, old runtime.Object) error {
 	resource, name, rules, aggregates := "roles", "", []rbacv1.PolicyRule(nil), false
 	switch r := obj.(type) {
 	case *rbacv1.Role:
 		name, rules = r.Name, r.Rules
 	case *rbacv1.ClusterRole:
-		resource, name, rules, aggregates = "clusterroles", r.Name, r.Rules, r.AggregationRule != nil
-		if o, ok := old.(*rbacv1.ClusterRole); ok && o.AggregationRule != nil {
+		resource, name, rules, aggregates = "clusterroles", r.Name, r.Rules, selects(r.AggregationRule)
+		if o, ok := old.(*rbacv1.ClusterRole); ok && selects(o.AggregationRule) {
 			aggregates = true
 		}
 	}
-	if e.allowed(ctx, u, "escalate", resource, namespace, name) {
+	if e.allowed(ctx, u, "escalate", resource, namespace, requestName) {
 		return nil
 	}
 	gr := rbacv1.Resource(resource)
@@ -162,9 +166,14 @@ func (e *Escalation) checkRole(ctx context.Context, u *user.Info, namespace stri
 	return nil
 }
 
+func selects(r *rbacv1.AggregationRule) bool {
+	return r != nil && len(r.ClusterRoleSelectors) > 0
+}
+
 // checkBinding refuses a binding to a role whose permissions u does not
-// hold, unless u may "bind" that role.
-func (e *Escalation) checkBinding(ctx context.Context, u *user.Info, namespace string, obj, _ runtime.Object) error {
+// hold, unless u may "bind" that role. A role of another kind than Role
+// or ClusterRole is kube's 500, before validation could refuse it.
+func (e *Escalation) checkBinding(ctx context.Context, u *user.Info, namespace, _ string, obj, _ runtime.Object) error {
 	resource, name, ref := "rolebindings", "", rbacv1.RoleRef{}
 	switch b := obj.(type) {
 	case *rbacv1.RoleBinding:
@@ -172,9 +181,14 @@ func (e *Escalation) checkBinding(ctx context.Context, u *user.Info, namespace s
 	case *rbacv1.ClusterRoleBinding:
 		resource, name, ref = "clusterrolebindings", b.Name, b.RoleRef
 	}
-	roleResource := "clusterroles"
-	if ref.Kind == "Role" {
+	var roleResource string
+	switch ref.Kind {
+	case "Role":
 		roleResource = "roles"
+	case "ClusterRole":
+		roleResource = "clusterroles"
+	default:
+		return fmt.Errorf("unsupported role reference kind: %q", ref.Kind)
 	}
 	if e.allowed(ctx, u, "bind", roleResource, namespace, ref.Name) {
 		return nil

@@ -45,7 +45,7 @@ func Resources(esc *Escalation) []*generic.Resource {
 // resource registers one kind. kube gives these kinds no short names and
 // no categories, and roles no Table columns beyond Name and Created At.
 func resource(kind string, namespaced bool, newFunc, newList func() runtime.Object, defaults func(runtime.Object), table *rest.TableSpec, s generic.Strategy,
-	check func(ctx context.Context, u *user.Info, namespace string, obj, old runtime.Object) error) *generic.Resource {
+	check func(ctx context.Context, u *user.Info, namespace, name string, obj, old runtime.Object) error) *generic.Resource {
 	gvk := rbacv1.SchemeGroupVersion.WithKind(kind)
 	return &generic.Resource{
 		Resource: rest.Resource{
