@@ -89,18 +89,23 @@ func (e notFound) Error() string {
 	return fmt.Sprintf("%s.rbac.authorization.k8s.io %q not found", e.resource, e.name)
 }
 
-// visit calls fn with the rules of each binding that applies to u:
-// cluster-wide bindings first, then those of namespace; a binding whose
-// role is missing comes with an error instead. fn returns false to stop.
+// visit calls fn with the rules of each binding that applies to u, once
+// however many of its subjects do: cluster-wide bindings first, then
+// those of namespace; a binding whose role is missing comes with an error
+// instead. fn returns false to stop.
 func (x *Index) visit(u *user.Info, namespace string, fn func(source grant, rules []rbacv1.PolicyRule, err error) bool) {
 	var buf [8]subject
 	keys := subjectsOf(u, buf[:0])
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	for _, k := range keys {
+	for i, k := range keys {
 		for _, b := range x.crbsBySubject[k] {
+			if firstKey(b.Subjects, "", keys) != i {
+				// Visited under an earlier key.
+				continue
+			}
 			rules, err := x.clusterRoleRules(b.RoleRef)
-			if !fn(grant{binding: b.Name, roleRef: b.RoleRef, subject: k}, rules, err) {
+			if !fn(grant{binding: b.Name, roleRef: b.RoleRef, subject: appliesTo(b.Subjects, "", keys)}, rules, err) {
 				return
 			}
 		}
@@ -109,8 +114,11 @@ func (x *Index) visit(u *user.Info, namespace string, fn func(source grant, rule
 		return
 	}
 	bySubject := x.rbsBySubject[namespace]
-	for _, k := range keys {
+	for i, k := range keys {
 		for _, b := range bySubject[k] {
+			if firstKey(b.Subjects, namespace, keys) != i {
+				continue
+			}
 			var rules []rbacv1.PolicyRule
 			var err error
 			if b.RoleRef.Kind == "Role" {
@@ -123,11 +131,30 @@ func (x *Index) visit(u *user.Info, namespace string, fn func(source grant, rule
 			} else {
 				rules, err = x.clusterRoleRules(b.RoleRef)
 			}
-			if !fn(grant{binding: b.Name, namespace: namespace, roleRef: b.RoleRef, subject: k}, rules, err) {
+			if !fn(grant{binding: b.Name, namespace: namespace, roleRef: b.RoleRef, subject: appliesTo(b.Subjects, namespace, keys)}, rules, err) {
 				return
 			}
 		}
 	}
+}
+
+// firstKey is the index in keys of the first of them that subjects (of a
+// binding in namespace) name; len(keys) when they name none.
+func firstKey(subjects []rbacv1.Subject, namespace string, keys []subject) int {
+	first := len(keys)
+	for _, s := range subjects {
+		k, ok := subjectKey(s, namespace)
+		if !ok {
+			continue
+		}
+		for i := 0; i < first; i++ {
+			if keys[i] == k {
+				first = i
+				break
+			}
+		}
+	}
+	return first
 }
 
 func (x *Index) clusterRoleRules(ref rbacv1.RoleRef) ([]rbacv1.PolicyRule, error) {
@@ -135,6 +162,21 @@ func (x *Index) clusterRoleRules(ref rbacv1.RoleRef) ([]rbacv1.PolicyRule, error
 		return r.Rules, nil
 	}
 	return nil, notFound{"clusterrole", ref.Name}
+}
+
+// appliesTo is the first of subjects (of a binding in namespace) that is
+// one of keys: the subject kube names in its reasons.
+func appliesTo(subjects []rbacv1.Subject, namespace string, keys []subject) subject {
+	for _, s := range subjects {
+		if k, ok := subjectKey(s, namespace); ok {
+			for _, key := range keys {
+				if key == k {
+					return k
+				}
+			}
+		}
+	}
+	return subject{}
 }
 
 // grant describes a binding's grant to a subject, as kube's reasons do:

@@ -304,3 +304,28 @@ func TestMissingRoles_ReportedOnceAsKubesAggregate(t *testing.T) {
 		t.Fatalf("two missing roles: reason %q, incomplete %v, err %v", reason, incomplete, err)
 	}
 }
+
+// A binding naming the user several ways (by name and by group) counts
+// once, and its grant names the first of its subjects that applies, as
+// kube's does.
+func TestBindingOfSeveralSubjects_CountsOnceForTheFirstThatApplies(t *testing.T) {
+	x := testIndex(t)
+	x.Handler("Role").Set(&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "job-lister"}, Rules: []rbacv1.PolicyRule{rule(l("batch"), l("jobs"), l("list"))}})
+	x.Handler("RoleBinding").Set(&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "everyone"}, RoleRef: rbacv1.RoleRef{Kind: "Role", Name: "job-lister"},
+		Subjects: []rbacv1.Subject{{Kind: "Group", Name: user.AllAuthenticated}, {Kind: "User", Name: "frank"}}})
+	frank := users()["frank"]
+	_, reason, _ := Authorizer{Index: x}.Authorize(context.Background(), authorizer.Attributes{User: frank, Verb: "list", ResourceRequest: true, APIGroup: "batch", Resource: "jobs", Namespace: "team"})
+	if want := `RBAC: allowed by RoleBinding "everyone/team" of Role "job-lister" to Group "system:authenticated"`; reason != want {
+		t.Fatalf("reason %q, want %q", reason, want)
+	}
+	rules, _ := x.RulesFor(frank, "team")
+	n := 0
+	for _, r := range rules {
+		if len(r.Resources) == 1 && r.Resources[0] == "jobs" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the binding's rule came %d times: %v", n, rules)
+	}
+}
