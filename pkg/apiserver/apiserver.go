@@ -210,6 +210,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	serviceAccounts.tokenIDs = opts.FeatureGates.Enabled(featuregate.ServiceAccountTokenJTI)
 	if err := validateAuthorizationModes(opts.AuthorizationModes); err != nil {
 		return nil, err
 	}

@@ -73,6 +73,9 @@ type serviceAccounts struct {
 	issuers       []string
 	audiences     []string
 	maxExpiration time.Duration
+	// tokenIDs is kube's ServiceAccountTokenJTI gate: tokens carry a jti,
+	// which names the credential of those they authenticate.
+	tokenIDs bool
 	// registry serves the accounts and secrets tokens name; New sets it
 	// once it exists, before any request.
 	registry *registry.Registry
@@ -181,6 +184,7 @@ func (sa *serviceAccounts) resource() *generic.Resource {
 		Signer:        sa.signer,
 		Audiences:     sa.audiences,
 		MaxExpiration: sa.maxExpiration,
+		TokenIDs:      sa.tokenIDs,
 		Secrets:       currentObjects{sa},
 	})
 }
@@ -188,10 +192,11 @@ func (sa *serviceAccounts) resource() *generic.Resource {
 // authenticator accepts the tokens of the configured issuers and keys.
 func (sa *serviceAccounts) authenticator() authenticator.Token {
 	return serviceaccount.NewAuthenticator(serviceaccount.AuthenticatorConfig{
-		Issuers:   sa.issuers,
-		Keys:      sa.keys,
-		Audiences: sa.audiences,
-		Getter:    cachedObjects{sa},
+		Issuers:       sa.issuers,
+		Keys:          sa.keys,
+		Audiences:     sa.audiences,
+		Getter:        cachedObjects{sa},
+		CredentialIDs: sa.tokenIDs,
 	})
 }
 

@@ -35,12 +35,16 @@ const (
 	WatchList = "WatchList"
 	// APIResponseCompression: gzip large responses when clients accept it.
 	APIResponseCompression = "APIResponseCompression"
+	// ServiceAccountTokenJTI: service account tokens carry a jti, and the
+	// users they authenticate name it as their credential.
+	ServiceAccountTokenJTI = "ServiceAccountTokenJTI"
 )
 
 // Known are the gates and their specs, as kube v1.29 has them.
 var Known = map[string]Spec{
 	WatchList:              {Default: false, Stage: Alpha},
 	APIResponseCompression: {Default: true, Stage: Beta},
+	ServiceAccountTokenJTI: {Default: false, Stage: Alpha},
 	// GA: always on, accepted so that kube's command lines work.
 	"APIListChunking":           {Default: true, Stage: GA, LockToDefault: true},
 	"EfficientWatchResumption":  {Default: true, Stage: GA, LockToDefault: true},

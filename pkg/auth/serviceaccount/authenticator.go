@@ -47,6 +47,9 @@ type AuthenticatorConfig struct {
 	// when the request asks for none (a TokenReview may ask for others).
 	Audiences []string
 	Getter    Getter
+	// CredentialIDs names the token a user authenticated with (its jti)
+	// in the user's extra, as kube's ServiceAccountTokenJTI gate does.
+	CredentialIDs bool
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 }
@@ -128,7 +131,7 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*a
 		UID:    k.ServiceAccount.UID,
 		Groups: Groups(k.Namespace),
 	}
-	if public.ID != "" {
+	if a.cfg.CredentialIDs && public.ID != "" {
 		u.Extra = map[string][]string{CredentialIDKey: {"JTI=" + public.ID}}
 	}
 	return &authenticator.Response{User: u, Audiences: audiences}, true, nil

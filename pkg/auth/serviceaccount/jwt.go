@@ -12,7 +12,6 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
-	"github.com/google/uuid"
 )
 
 // tokenClaims is a token's payload as kube writes it: the registered
@@ -107,7 +106,7 @@ func (s *Signer) Issuer() string { return s.issuer }
 // PublicKey verifies the signer's tokens.
 func (s *Signer) PublicKey() crypto.PublicKey { return s.public }
 
-// Sign returns the compact JWS of a token with claims c and a new jti.
+// Sign returns the compact JWS of a token with claims c.
 func (s *Signer) Sign(c Claims) (string, error) {
 	tc := tokenClaims{
 		Issuer:    s.issuer,
@@ -116,7 +115,7 @@ func (s *Signer) Sign(c Claims) (string, error) {
 		Expiry:    jwt.NewNumericDate(c.Expiry),
 		NotBefore: jwt.NewNumericDate(c.IssuedAt),
 		IssuedAt:  jwt.NewNumericDate(c.IssuedAt),
-		ID:        uuid.NewString(),
+		ID:        c.ID,
 		Kubernetes: kubeClaims{
 			Namespace:      c.Namespace,
 			ServiceAccount: claimRef{Name: c.ServiceAccount.Name, UID: string(c.ServiceAccount.UID)},

@@ -57,4 +57,7 @@ type Claims struct {
 	Audiences []string
 	IssuedAt  time.Time
 	Expiry    time.Time
+	// ID is the token's jti; empty writes none, as kube v1.29 does unless
+	// its ServiceAccountTokenJTI gate is on.
+	ID string
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,7 +41,9 @@ type TokenRequests struct {
 	Audiences []string
 	// MaxExpiration caps the lifetime of a token; 0 leaves it uncapped.
 	MaxExpiration time.Duration
-	Secrets       SecretGetter
+	// TokenIDs gives each token a jti (kube's ServiceAccountTokenJTI).
+	TokenIDs bool
+	Secrets  SecretGetter
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 }
@@ -220,14 +223,18 @@ func (t *tokenStorage) Create(ctx context.Context, namespace, name string, obj r
 		req.Spec.ExpirationSeconds = &max
 	}
 	expiry := now.Add(time.Duration(*req.Spec.ExpirationSeconds) * time.Second)
-	token, err := t.cfg.Signer.Sign(serviceaccount.Claims{
+	claims := serviceaccount.Claims{
 		Namespace:      namespace,
 		ServiceAccount: serviceaccount.Ref{Name: sa.Name, UID: sa.UID},
 		Secret:         secret,
 		Audiences:      req.Spec.Audiences,
 		IssuedAt:       now,
 		Expiry:         expiry,
-	})
+	}
+	if t.cfg.TokenIDs {
+		claims.ID = uuid.NewString()
+	}
+	token, err := t.cfg.Signer.Sign(claims)
 	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("failed to generate token: %w", err))
 	}
