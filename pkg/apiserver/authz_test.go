@@ -315,7 +315,7 @@ func TestRBAC_EscalationEdgesAsKube(t *testing.T) {
 			`is forbidden: must have cluster-admin privileges to use the aggregationRule`},
 		{"a binding of an unknown kind of role", "POST", rbacPath + "/namespaces/" + team + "/rolebindings?dryRun=All",
 			`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"b"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Foo","name":"big"},"subjects":[{"kind":"User","name":"frank"}]}`, 500,
-			`"message":"unsupported role reference kind: \"Foo\""`},
+			`"status":"Failure","message":"unsupported role reference kind: \"Foo\"","code":500}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -188,7 +188,10 @@ func (e *Escalation) checkBinding(ctx context.Context, u *user.Info, namespace, 
 	case "ClusterRole":
 		roleResource = "clusterroles"
 	default:
-		return fmt.Errorf("unsupported role reference kind: %q", ref.Kind)
+		// kube's answer to an error that is no Status: a 500 without
+		// a reason.
+		return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 500,
+			Message: fmt.Sprintf("unsupported role reference kind: %q", ref.Kind)}}
 	}
 	if e.allowed(ctx, u, "bind", roleResource, namespace, ref.Name) {
 		return nil
