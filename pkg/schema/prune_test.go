@@ -113,3 +113,71 @@ properties:
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// kube coerces the metadata of embedded resources as it does the root's:
+// unknown fields dropped and reported after the root's metadata and the
+// pruned fields, a null creationTimestamp dropped, and a value that is
+// not ObjectMeta (or an apiVersion or kind that is not a string) refused
+// with the path of the embedded resource. Values are as kube-apiserver
+// v1.29 answered.
+func TestPrune_EmbeddedResourcesAsKube(t *testing.T) {
+	st := mustSchema(t, `
+type: object
+properties:
+  spec:
+    type: object
+    properties:
+      t: {type: object, x-kubernetes-embedded-resource: true, x-kubernetes-preserve-unknown-fields: true}
+      l:
+        type: array
+        items: {type: object, x-kubernetes-embedded-resource: true, properties: {spec: {type: object, properties: {a: {type: string}}}}}
+      m:
+        type: object
+        additionalProperties: {type: object, x-kubernetes-embedded-resource: true, x-kubernetes-preserve-unknown-fields: true}
+`).AsResource("io.example.v1.Thing")
+	tests := []struct {
+		name, in, want string
+		unknown        []string
+		err            string
+	}{
+		{"unknown metadata fields of embedded resources go last",
+			`{"metadata":{"name":"n","zMeta":1,"aMeta":1},"aaTop":1,"spec":{"zz":1,"t":{"apiVersion":"v1","kind":"K","metadata":{"name":"t","bogus":1,"abogus":2,"creationTimestamp":null,"labels":{"a":"b"}},"spec":{"x":1}},
+			  "l":[{"apiVersion":"v1","kind":"K","metadata":{"x":1},"spec":{"a":"1","b":2}}]}}`,
+			`{"metadata":{"creationTimestamp":null,"name":"n"},"spec":{"l":[{"apiVersion":"v1","kind":"K","metadata":{},"spec":{"a":"1"}}],"t":{"apiVersion":"v1","kind":"K","metadata":{"labels":{"a":"b"},"name":"t"},"spec":{"x":1}}}}`,
+			[]string{"metadata.aMeta", "metadata.zMeta", "aaTop", "spec.l[0].spec.b", "spec.zz", "spec.l[0].metadata.x", "spec.t.metadata.abogus", "spec.t.metadata.bogus"}, ""},
+		{"embedded metadata of the wrong type", `{"spec":{"t":{"metadata":"x"}}}`, "", nil,
+			`spec.t.metadata: Invalid value: "x": json: cannot unmarshal string into Go value of type v1.ObjectMeta`},
+		{"embedded metadata field of the wrong type", `{"spec":{"t":{"metadata":{"name":5}}}}`, "", nil,
+			`spec.t.metadata: Invalid value: map[string]interface {}{"name":5}: json: cannot unmarshal number into Go struct field ObjectMeta.name of type string`},
+		{"map values are keyed", `{"spec":{"m":{"k":{"metadata":{"labels":"x"}}}}}`, "", nil,
+			`spec.m[k].metadata: Invalid value: map[string]interface {}{"labels":"x"}: json: cannot unmarshal string into Go struct field ObjectMeta.labels of type map[string]string`},
+		{"apiVersion that is not a string", `{"spec":{"t":{"apiVersion":5,"kind":"K"}}}`, "", nil,
+			`spec.t.apiVersion: Invalid value: 5: must be a string`},
+		{"root metadata of the wrong type", `{"metadata":"x"}`, "", nil,
+			`json: cannot unmarshal string into Go value of type v1.ObjectMeta`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var obj map[string]interface{}
+			if err := json.Unmarshal([]byte(tc.in), &obj); err != nil {
+				t.Fatal(err)
+			}
+			unknown, err := st.Prune(obj)
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("err = %v, want %s", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := json.Marshal(obj); string(got) != tc.want {
+				t.Errorf("pruned = %s\nwant %s", got, tc.want)
+			}
+			if !reflect.DeepEqual(unknown, tc.unknown) {
+				t.Errorf("unknown = %q\nwant %q", unknown, tc.unknown)
+			}
+		})
+	}
+}
