@@ -29,6 +29,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 	cronschema "github.com/cronplane/cronplane/pkg/schema"
+	"github.com/cronplane/cronplane/pkg/storage"
 )
 
 // Resources returns the resources crd serves, one per served version,
@@ -43,33 +44,73 @@ func Resources(crd *apiextensionsv1.CustomResourceDefinition) ([]*generic.Resour
 // resources builds the served versions' resources; terminating tells,
 // at each create, whether the definition is being deleted.
 func resources(crd *apiextensionsv1.CustomResourceDefinition, terminating func() bool) ([]*generic.Resource, error) {
-	var out []*generic.Resource
 	storageVersion := crd.Spec.StorageVersion()
+	// Every version's schema, served or not: objects stored in any of
+	// them are read with it.
+	schemas := map[string]*versionSchema{}
+	structural := map[string]*cronschema.Structural{}
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			continue
+		}
+		vs, err := newVersionSchema(v.Schema.OpenAPIV3Schema, v.Served)
+		if err != nil {
+			if !v.Served && v.Name != storageVersion {
+				continue
+			}
+			return nil, fmt.Errorf("schema of %s %s: %w", crd.Name, v.Name, err)
+		}
+		schemas[v.Name], structural[v.Name] = vs, vs.st
+	}
+	gk := schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}
+	stored := storedCodec{Codec: codec.JSON(gk), schemas: structural}
+	var out []*generic.Resource
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
 		if !v.Served {
 			continue
 		}
-		res, err := versionResource(crd, v, storageVersion, terminating)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, res)
+		out = append(out, versionResource(crd, v, storageVersion, schemas, stored, terminating))
 	}
 	return out, nil
 }
 
-func versionResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensionsv1.CustomResourceDefinitionVersion, storageVersion string, terminating func() bool) (*generic.Resource, error) {
+// storedCodec reads custom objects as kube does from etcd: fitted to the
+// schema of the version they were stored in (fields it does not name
+// pruned) and defaulted by it, so that a default added after an object
+// was written shows when it is read. The server reads a definition's
+// objects anew when the definition changes.
+type storedCodec struct {
+	storage.Codec
+	schemas map[string]*cronschema.Structural
+}
+
+func (c storedCodec) Decode(data []byte) (runtime.Object, error) {
+	obj, err := c.Codec.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	u := obj.(*unstructured.Unstructured)
+	if st := c.schemas[u.GroupVersionKind().Version]; st != nil {
+		// Metadata that is not ObjectMeta was refused when written; an
+		// object written elsewhere keeps it as it is.
+		if _, err := st.Prune(u.Object); err == nil {
+			st.Default(u.Object)
+		}
+	}
+	return u, nil
+}
+
+func versionResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensionsv1.CustomResourceDefinitionVersion, storageVersion string,
+	schemas map[string]*versionSchema, stored storedCodec, terminating func() bool) *generic.Resource {
 	names := crd.Spec.Names
 	gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: names.Kind}
 	storageGVK := gvk
 	storageGVK.Version = storageVersion
-	vs := &versionSchema{st: &cronschema.Structural{Root: &cronschema.Schema{Type: "object", PreserveUnknownFields: true}}}
-	if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
-		var err error
-		if vs, err = newVersionSchema(v.Schema.OpenAPIV3Schema); err != nil {
-			return nil, fmt.Errorf("schema of %s %s: %w", crd.Name, v.Name, err)
-		}
+	vs := schemas[v.Name]
+	if vs == nil {
+		vs = &versionSchema{st: &cronschema.Structural{Root: &cronschema.Schema{Type: "object", PreserveUnknownFields: true}}}
 	}
 	// Kube applies defaults to every body it decodes and every object it
 	// reads from storage.
@@ -102,12 +143,12 @@ func versionResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextens
 			Default: defaults,
 		},
 		StorageResource: crd.Spec.Group + "/" + names.Plural,
-		Codec:           codec.JSON(gvk.GroupKind()),
+		Codec:           stored,
 		Strategy:        strategy{hasStatus: hasStatus, schema: vs},
 		Conversion: &generic.Conversion{
-			StorageCodec: codec.JSON(gvk.GroupKind()),
-			ToStorage:    setVersion(storageGVK),
-			FromStorage:  setVersion(gvk),
+			StorageCodec: stored,
+			ToStorage:    convert(storageGVK, stored.schemas[storageVersion]),
+			FromStorage:  convert(gvk, stored.schemas[v.Name]),
 		},
 	}
 	if hasStatus {
@@ -141,7 +182,7 @@ func versionResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextens
 		}
 		return &customStore{Store: s, resource: gr, terminating: terminating}, subs
 	}
-	return res, nil
+	return res
 }
 
 // customStore serves a custom resource: the generic store, except that,
@@ -184,9 +225,10 @@ func defaultDeprecationWarning(crd *apiextensionsv1.CustomResourceDefinition, de
 	return fmt.Sprintf("%s; use %s/%s %s", msg, crd.Spec.Group, replacement, crd.Spec.Names.Kind)
 }
 
-// setVersion rewrites apiVersion: conversion None between a served
-// version and the storage version.
-func setVersion(gvk schema.GroupVersionKind) func(runtime.Object) (runtime.Object, error) {
+// convert is conversion None to gvk: apiVersion rewritten, and, as kube
+// fits a converted object to its new version's schema st (nil: none),
+// the fields st does not name pruned.
+func convert(gvk schema.GroupVersionKind, st *cronschema.Structural) func(runtime.Object) (runtime.Object, error) {
 	return func(obj runtime.Object) (runtime.Object, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
@@ -197,6 +239,11 @@ func setVersion(gvk schema.GroupVersionKind) func(runtime.Object) (runtime.Objec
 		}
 		out := u.DeepCopy()
 		out.SetGroupVersionKind(gvk)
+		if st != nil {
+			if _, err := st.Prune(out.Object); err != nil {
+				return nil, err
+			}
+		}
 		return out, nil
 	}
 }

@@ -95,7 +95,9 @@ type versionSchema struct {
 	rules *cel.Validator
 }
 
-func newVersionSchema(v map[string]interface{}) (*versionSchema, error) {
+// newVersionSchema parses a stored version's schema; its rules are
+// compiled when it is served.
+func newVersionSchema(v map[string]interface{}, served bool) (*versionSchema, error) {
 	// Stored definitions are served as they are: a schema kube accepted
 	// under older rules is not checked again.
 	s, errs := cronschema.ParseOpenAPIV3(v, field.NewPath("openAPIV3Schema"))
@@ -103,6 +105,9 @@ func newVersionSchema(v map[string]interface{}) (*versionSchema, error) {
 		return nil, errs.ToAggregate()
 	}
 	st := &cronschema.Structural{Root: s}
+	if !served {
+		return &versionSchema{st: st}, nil
+	}
 	// A stored rule that does not compile fails each object it applies
 	// to, as in kube; it does not stop the version from being served.
 	return &versionSchema{st: st, rules: cel.Compile(st)}, nil

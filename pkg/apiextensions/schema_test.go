@@ -64,7 +64,7 @@ func TestValidate_RulesSkippedAfterBlockingErrors(t *testing.T) {
 	vs, err := newVersionSchema(decodeMap(t, `{"type":"object","properties":{"spec":{"type":"object","required":["r"],
 	 "properties":{"r":{"type":"string"},"q":{"type":"string","maxLength":2},"i":{"type":"integer"},"en":{"type":"string","enum":["a"]},"pat":{"type":"string","pattern":"^a"},
 	  "l":{"type":"array","maxItems":1,"items":{"type":"integer"}}},
-	 "x-kubernetes-validations":[{"rule":"false","message":"always"}]}}}`))
+	 "x-kubernetes-validations":[{"rule":"false","message":"always"}]}}}`), true)
 	if err != nil {
 		t.Fatal(err)
 	}

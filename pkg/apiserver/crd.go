@@ -23,6 +23,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 	"github.com/cronplane/cronplane/pkg/storage"
+	"github.com/cronplane/cronplane/pkg/storage/cacher"
 	"github.com/cronplane/cronplane/pkg/storage/informer"
 )
 
@@ -157,6 +158,17 @@ func (c *customResources) serveLocked(crd *apiextensionsv1.CustomResourceDefinit
 		klog.ErrorS(err, "Not serving custom resource", "crd", crd.Name)
 		return
 	}
+	// Objects are read with the schemas of the definition as it is now:
+	// as kube, a changed definition reads its objects anew; requests on
+	// the old storage finish, its watches end.
+	if _, ok := c.served[crd.Name]; ok {
+		stale := c.s.detachCaches(resources)
+		defer func() {
+			for _, cache := range stale {
+				cache.Stop()
+			}
+		}()
+	}
 	var gvrs []schema.GroupVersionResource
 	for _, res := range resources {
 		if err := c.s.InstallResource(res); err != nil {
@@ -257,6 +269,24 @@ func (s *Server) uninstallResource(gvr schema.GroupVersionResource) {
 		delete(s.caches, prefix)
 		delete(s.cacheResources, prefix)
 	}
+}
+
+// detachCaches takes the watch caches the resources would share out of
+// the server, so that installing them builds new ones, and returns them
+// for the caller to stop.
+func (s *Server) detachCaches(resources []*generic.Resource) []*cacher.Cache {
+	s.cachesMu.Lock()
+	defer s.cachesMu.Unlock()
+	var out []*cacher.Cache
+	for _, res := range resources {
+		prefix := generic.StoragePrefix(s.opts.EtcdPrefix, res)
+		if c, ok := s.caches[prefix]; ok {
+			out = append(out, c)
+			delete(s.caches, prefix)
+			delete(s.cacheResources, prefix)
+		}
+	}
+	return out
 }
 
 // crdClient is the controller's way to act: definitions through their
