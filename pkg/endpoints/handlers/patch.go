@@ -60,8 +60,9 @@ func (c *call) patch(p rest.Patcher) (int, runtime.Object, error) {
 		return 0, nil, errPatchMediaType()
 	}
 	pt := types.PatchType(mt)
-	if _, unstructuredType := c.res.New().(*unstructured.Unstructured); unstructuredType && pt == types.StrategicMergePatchType {
-		// Strategic merge needs Go struct tags; kube names what it takes.
+	if _, unstructuredType := c.entry.New().(*unstructured.Unstructured); unstructuredType && pt == types.StrategicMergePatchType {
+		// Strategic merge needs Go struct tags; kube names what it takes,
+		// for a custom resource's subresources (its Scale) too.
 		return 0, nil, errUnsupportedMediaType(string(types.JSONPatchType), string(types.MergePatchType), string(types.ApplyPatchType))
 	}
 	opts, err := patchOptions(c.query, pt)

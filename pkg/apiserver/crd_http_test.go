@@ -1,0 +1,114 @@
+package apiserver_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+)
+
+// The expectations below are kube-apiserver v1.29's answers to the same
+// requests (reference run).
+
+// crateCRD has a status and a scale subresource and an embedded
+// resource; v1 is stored, v1beta1 served too.
+const crateCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"crates.http.example.com"},
+ "spec":{"group":"http.example.com","scope":"Namespaced","names":{"plural":"crates","singular":"crate","kind":"Crate","shortNames":["cr8"],"categories":["all"]},
+  "versions":[
+   {"name":"v1beta1","served":true,"storage":false,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}},
+   {"name":"v1","served":true,"storage":true,
+    "subresources":{"status":{},"scale":{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.replicas"}},
+    "schema":{"openAPIV3Schema":{"type":"object","properties":{
+     "spec":{"type":"object","properties":{"replicas":{"type":"integer"},
+      "template":{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true}}},
+     "status":{"type":"object","properties":{"replicas":{"type":"integer"}}}}}}}]}}`
+
+// servedCrate creates the crate CRD on the shared server, once, and the
+// object c1 in a namespace of the test's own.
+func servedCrate(t *testing.T) string {
+	t.Helper()
+	c := ctx(t)
+	dyn := dynamic.NewForConfigOrDie(srv.Config)
+	if _, err := dyn.Resource(crdsGVR).Create(c, object(t, crateCRD), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	ns := namespace(t)
+	crates := dyn.Resource(schema.GroupVersionResource{Group: "http.example.com", Version: "v1", Resource: "crates"}).Namespace(ns)
+	createWhenServed(c, t, crates, object(t, `{"apiVersion":"http.example.com/v1","kind":"Crate","metadata":{"name":"c1"},"spec":{"replicas":1}}`))
+	return ns
+}
+
+// send sends a request with the admin token and the given headers
+// (name, value, ...).
+func send(t *testing.T, method, path, body string, headers ...string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+srv.AdminToken)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := srv.HTTPClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp, string(data)
+}
+
+func TestCustomResourceServing_StrategicMergePatchIs415OnEverySubresource(t *testing.T) {
+	ns := servedCrate(t)
+	const want = `"message":"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"`
+	for _, sub := range []string{"", "/status", "/scale"} {
+		resp, body := send(t, "PATCH", "/apis/http.example.com/v1/namespaces/"+ns+"/crates/c1"+sub, `{"spec":{"replicas":3}}`,
+			"Content-Type", "application/strategic-merge-patch+json")
+		if resp.StatusCode != 415 || !strings.Contains(body, want) {
+			t.Errorf("crates/c1%s: %d %s", sub, resp.StatusCode, body)
+		}
+	}
+}
+
+func TestCustomResourceServing_EmbeddedMetadataAndUnknownFieldsAsKube(t *testing.T) {
+	ns := servedCrate(t)
+	path := "/apis/http.example.com/v1/namespaces/" + ns + "/crates?dryRun=All"
+	const obj = `{"apiVersion":"http.example.com/v1","kind":"Crate","metadata":{"name":"c2","zMeta":1,"aMeta":1},"aaTop":1,
+	 "spec":{"zz":1,"template":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"t","bogus":1,"abogus":1,"creationTimestamp":null},"data":{"a":"b"}}}}`
+	resp, body := send(t, "POST", path+"&fieldValidation=Strict", obj, "Content-Type", "application/json")
+	const strict = `Crate in version \"v1\" cannot be handled as a Crate: strict decoding error: unknown field \"metadata.aMeta\", unknown field \"metadata.zMeta\", ` +
+		`unknown field \"aaTop\", unknown field \"spec.zz\", unknown field \"spec.template.metadata.abogus\", unknown field \"spec.template.metadata.bogus\"`
+	if resp.StatusCode != 400 || !strings.Contains(body, strict) {
+		t.Errorf("Strict: %d %s", resp.StatusCode, body)
+	}
+	resp, body = send(t, "POST", path, obj, "Content-Type", "application/json")
+	wantWarnings := []string{`299 - "unknown field \"metadata.aMeta\""`, `299 - "unknown field \"metadata.zMeta\""`, `299 - "unknown field \"aaTop\""`,
+		`299 - "unknown field \"spec.zz\""`, `299 - "unknown field \"spec.template.metadata.abogus\""`, `299 - "unknown field \"spec.template.metadata.bogus\""`}
+	if resp.StatusCode != 201 || strings.Join(resp.Header.Values("Warning"), "\n") != strings.Join(wantWarnings, "\n") {
+		t.Errorf("Warn: %d %q", resp.StatusCode, resp.Header.Values("Warning"))
+	}
+	if !strings.Contains(body, `"template":{"apiVersion":"v1","data":{"a":"b"},"kind":"ConfigMap","metadata":{"name":"t"}}`) {
+		t.Errorf("Warn: the embedded resource was not fitted: %s", body)
+	}
+
+	for _, tc := range []struct{ template, want string }{
+		{`{"metadata":"x"}`, `Crate in version \"v1\" cannot be handled as a Crate: spec.template.metadata: Invalid value: \"x\": json: cannot unmarshal string into Go value of type v1.ObjectMeta`},
+		{`{"apiVersion":5,"kind":"X"}`, `Crate in version \"v1\" cannot be handled as a Crate: spec.template.apiVersion: Invalid value: 5: must be a string`},
+	} {
+		resp, body := send(t, "POST", path, `{"apiVersion":"http.example.com/v1","kind":"Crate","metadata":{"name":"c3"},"spec":{"template":`+tc.template+`}}`,
+			"Content-Type", "application/json")
+		if resp.StatusCode != 400 || !strings.Contains(body, tc.want) {
+			t.Errorf("template %s: %d %s", tc.template, resp.StatusCode, body)
+		}
+	}
+	resp, body = send(t, "POST", path, `{"apiVersion":"http.example.com/v1","kind":"Crate","metadata":"x"}`, "Content-Type", "application/json")
+	if want := `Crate in version \"v1\" cannot be handled as a Crate: json: cannot unmarshal string into Go value of type v1.ObjectMeta"`; resp.StatusCode != 400 || !strings.Contains(body, want) {
+		t.Errorf("root metadata: %d %s", resp.StatusCode, body)
+	}
+}
