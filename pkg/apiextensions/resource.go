@@ -138,11 +138,14 @@ func versionResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextens
 				l.SetGroupVersionKind(gvk.GroupVersion().WithKind(names.ListKind))
 				return l
 			},
-			Table:   table(v.AdditionalPrinterColumns),
-			Schema:  vs.st,
-			Default: defaults,
+			Table: table(v.AdditionalPrinterColumns),
+			// kube lists a custom resource's status before its scale.
+			SubresourceOrder: []string{"status", "scale"},
+			Schema:           vs.st,
+			Default:          defaults,
 		},
 		StorageResource: crd.Spec.Group + "/" + names.Plural,
+		StorageGVK:      storageGVK,
 		Codec:           stored,
 		Strategy:        strategy{hasStatus: hasStatus, schema: vs},
 		Conversion: &generic.Conversion{
@@ -195,6 +198,12 @@ type customStore struct {
 	resource    schema.GroupResource
 	terminating func() bool
 }
+
+// crVerbs are a custom resource's verbs in the order kube's discovery
+// lists them.
+var crVerbs = []string{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}
+
+func (s *customStore) DiscoveryVerbs() []string { return append([]string(nil), crVerbs...) }
 
 func (s *customStore) Create(ctx context.Context, namespace string, obj runtime.Object, validate rest.ValidateObjectFunc, opts *metav1.CreateOptions) (runtime.Object, error) {
 	if s.terminating() {

@@ -416,6 +416,7 @@ func (s *Server) installResources(resources []*generic.Resource, served map[sche
 // as a built-in one is.
 func (s *Server) InstallResource(res *generic.Resource) error {
 	res.Complete()
+	res.StorageVersionHash = discovery.StorageVersionHash(res.StoredAs())
 	fields, err := apply.NewManager(res.Schema, res.New(), res.GroupVersion().String(), resetFields(res))
 	if err != nil {
 		return fmt.Errorf("merge schema of %s: %w", res.GroupResource(), err)

@@ -1,6 +1,7 @@
 package apiserver_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -110,5 +111,60 @@ func TestCustomResourceServing_EmbeddedMetadataAndUnknownFieldsAsKube(t *testing
 	resp, body = send(t, "POST", path, `{"apiVersion":"http.example.com/v1","kind":"Crate","metadata":"x"}`, "Content-Type", "application/json")
 	if want := `Crate in version \"v1\" cannot be handled as a Crate: json: cannot unmarshal string into Go value of type v1.ObjectMeta"`; resp.StatusCode != 400 || !strings.Contains(body, want) {
 		t.Errorf("root metadata: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestDiscovery_CustomResourcesAsKube: a group's versions by kube's
+// version priority (the preferred one first), a custom resource's verbs
+// in kube's order, its status before its scale, and the storage version
+// hashes kube publishes.
+func TestDiscovery_CustomResourcesAsKube(t *testing.T) {
+	servedCrate(t)
+	var group metav1.APIGroup
+	getJSON(t, "/apis/http.example.com", &group)
+	if len(group.Versions) != 2 || group.Versions[0].Version != "v1" || group.Versions[1].Version != "v1beta1" || group.PreferredVersion.Version != "v1" {
+		t.Errorf("group: %+v", group)
+	}
+	var list metav1.APIResourceList
+	getJSON(t, "/apis/http.example.com/v1", &list)
+	var got []string
+	for _, r := range list.APIResources {
+		got = append(got, r.Name+" "+strings.Join(r.Verbs, ",")+" "+r.StorageVersionHash)
+	}
+	want := []string{
+		"crates delete,deletecollection,get,list,patch,create,update,watch LFnU6kkCIXs=",
+		"crates/status get,patch,update ",
+		"crates/scale get,patch,update ",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("resources:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for path, hashes := range map[string]map[string]string{
+		"/apis/batch/v1":                     {"cronjobs": "sd5LIXh4Fjs=", "jobs": "mudhfqk/qZY="},
+		"/api/v1":                            {"configmaps": "qFsyl6wFWjQ=", "events": "r2yiGXH7wu8=", "namespaces": "Q3oi5N2YM8M="},
+		"/apis/events.k8s.io/v1":             {"events": "r2yiGXH7wu8="},
+		"/apis/apiextensions.k8s.io/v1":      {"customresourcedefinitions": "jfWCUB31mvA="},
+		"/apis/authorization.k8s.io/v1":      {"subjectaccessreviews": ""},
+		"/apis/coordination.k8s.io/v1":       {"leases": "gqkMMb/YqFM="},
+		"/apis/rbac.authorization.k8s.io/v1": {"clusterroles": "bYE5ZWDrJ44="},
+	} {
+		var l metav1.APIResourceList
+		getJSON(t, path, &l)
+		for _, r := range l.APIResources {
+			if want, ok := hashes[r.Name]; ok && r.StorageVersionHash != want {
+				t.Errorf("%s %s: storageVersionHash %q, want %q", path, r.Name, r.StorageVersionHash, want)
+			}
+		}
+	}
+}
+
+func getJSON(t *testing.T, path string, into interface{}) {
+	t.Helper()
+	resp, body := send(t, "GET", path, "")
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+	}
+	if err := json.Unmarshal([]byte(body), into); err != nil {
+		t.Fatal(err)
 	}
 }

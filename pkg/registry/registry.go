@@ -30,9 +30,13 @@ type Entry struct {
 	Fields *apply.Manager
 }
 
-// Verbs are the API verbs a storage serves, sorted as discovery lists
-// them: one per verb interface of pkg/registry/rest it implements.
+// Verbs are the API verbs a storage serves, as discovery lists them: one
+// per verb interface of pkg/registry/rest it implements, by name unless
+// the storage orders them (rest.VerbOrderer).
 func Verbs(s rest.Storage) []string {
+	if o, ok := s.(rest.VerbOrderer); ok {
+		return o.DiscoveryVerbs()
+	}
 	var verbs []string
 	add := func(ok bool, verb string) {
 		if ok {
@@ -59,8 +63,20 @@ func Verbs(s rest.Storage) []string {
 	return verbs
 }
 
-// SubresourceNames returns the entry's subresources, sorted.
+// SubresourceNames returns the entry's subresources, in the resource's
+// SubresourceOrder if it has one, else sorted.
 func (e *Entry) SubresourceNames() []string {
+	if order := e.SubresourceOrder; order != nil {
+		names := make([]string, 0, len(e.Subresources))
+		for _, n := range order {
+			if _, ok := e.Subresources[n]; ok {
+				names = append(names, n)
+			}
+		}
+		if len(names) == len(e.Subresources) {
+			return names
+		}
+	}
 	names := make([]string, 0, len(e.Subresources))
 	for n := range e.Subresources {
 		names = append(names, n)

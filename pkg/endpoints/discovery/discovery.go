@@ -5,17 +5,19 @@
 package discovery
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"net/http"
 	"sort"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 	"github.com/cronplane/cronplane/pkg/registry"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
-	"github.com/cronplane/cronplane/pkg/version"
+	cronversion "github.com/cronplane/cronplane/pkg/version"
 )
 
 // Handler serves the discovery documents of a Registry.
@@ -23,24 +25,38 @@ type Handler struct {
 	Registry *registry.Registry
 }
 
-// groupVersions returns the served group versions in registration order
-// and, per group version, its resources.
+// groupVersions returns the served group versions, the groups in
+// registration order and each group's versions by kube's version
+// priority (v1 before v1beta1 before v1alpha1, the preferred first), and,
+// per group version, its resources.
 func (h *Handler) groupVersions() ([]schema.GroupVersion, map[schema.GroupVersion][]*registry.Entry) {
-	var order []schema.GroupVersion
+	var groups []string
+	versions := map[string][]string{}
 	byGV := map[schema.GroupVersion][]*registry.Entry{}
 	for _, e := range h.Registry.Entries() {
 		gv := e.GroupVersion()
 		if _, ok := byGV[gv]; !ok {
-			order = append(order, gv)
+			if _, ok := versions[gv.Group]; !ok {
+				groups = append(groups, gv.Group)
+			}
+			versions[gv.Group] = append(versions[gv.Group], gv.Version)
 		}
 		byGV[gv] = append(byGV[gv], e)
+	}
+	order := make([]schema.GroupVersion, 0, len(byGV))
+	for _, g := range groups {
+		vs := versions[g]
+		sort.SliceStable(vs, func(i, j int) bool { return version.CompareKubeAwareVersionStrings(vs[i], vs[j]) > 0 })
+		for _, v := range vs {
+			order = append(order, schema.GroupVersion{Group: g, Version: v})
+		}
 	}
 	return order, byGV
 }
 
 // ServeVersion answers /version, always indented, as kube does.
 func (h *Handler) ServeVersion(w http.ResponseWriter, r *http.Request) {
-	responsewriters.WriteIndentedJSON(w, r, http.StatusOK, version.Info)
+	responsewriters.WriteIndentedJSON(w, r, http.StatusOK, cronversion.Info)
 }
 
 // ServeLegacy answers /api.
@@ -108,15 +124,20 @@ func (h *Handler) ServeResources(w http.ResponseWriter, r *http.Request, gv sche
 		GroupVersion: gv.String(),
 		APIResources: []metav1.APIResource{},
 	}
-	for _, e := range resources {
+	// Each resource is followed by its subresources; resources go by
+	// name.
+	sorted := append([]*registry.Entry(nil), resources...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Plural < sorted[j].Plural })
+	for _, e := range sorted {
 		list.APIResources = append(list.APIResources, metav1.APIResource{
-			Name:         e.Plural,
-			SingularName: e.Singular,
-			Namespaced:   e.Namespaced,
-			Kind:         e.Kind,
-			Verbs:        registry.Verbs(e.Storage),
-			ShortNames:   e.ShortNames,
-			Categories:   e.Categories,
+			Name:               e.Plural,
+			SingularName:       e.Singular,
+			Namespaced:         e.Namespaced,
+			Kind:               e.Kind,
+			Verbs:              registry.Verbs(e.Storage),
+			ShortNames:         e.ShortNames,
+			Categories:         e.Categories,
+			StorageVersionHash: e.StorageVersionHash,
 		})
 		for _, name := range e.SubresourceNames() {
 			sub := metav1.APIResource{
@@ -133,12 +154,17 @@ func (h *Handler) ServeResources(w http.ResponseWriter, r *http.Request, gv sche
 			list.APIResources = append(list.APIResources, sub)
 		}
 	}
-	sort.SliceStable(list.APIResources, func(i, j int) bool {
-		return strings.Compare(list.APIResources[i].Name, list.APIResources[j].Name) < 0
-	})
 	writeJSON(w, r, list)
 }
 
 func writeJSON(w http.ResponseWriter, r *http.Request, v interface{}) {
 	responsewriters.WriteJSON(w, r, http.StatusOK, v)
+}
+
+// StorageVersionHash is kube's discovery hash of the group, version and
+// kind objects are stored as: the first 8 bytes of the SHA-256 of
+// "group/version/kind", in base64.
+func StorageVersionHash(gvk schema.GroupVersionKind) string {
+	sum := sha256.Sum256([]byte(gvk.Group + "/" + gvk.Version + "/" + gvk.Kind))
+	return base64.StdEncoding.EncodeToString(sum[:8])
 }

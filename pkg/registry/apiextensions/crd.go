@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	apiextensionsv1 "github.com/cronplane/cronplane/pkg/apis/apiextensions/v1"
+	apiextensionsv1beta1 "github.com/cronplane/cronplane/pkg/apis/apiextensions/v1beta1"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 	cronschema "github.com/cronplane/cronplane/pkg/schema"
@@ -55,6 +56,7 @@ func Resource(schemaCheck SchemaCheck) *generic.Resource {
 		},
 		// Where kube keeps them: under the group, as custom resources.
 		StorageResource: "apiextensions.k8s.io/customresourcedefinitions",
+		StorageGVK:      apiextensionsv1beta1.SchemeGroupVersion.WithKind("CustomResourceDefinition"),
 		Codec:           storageCodec{},
 		Strategy:        Strategy{SchemaCheck: schemaCheck},
 		Subresources:    map[string]generic.Strategy{"status": statusStrategy{}},

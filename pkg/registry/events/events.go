@@ -42,6 +42,7 @@ func Resources() []*generic.Resource {
 		Codec:           codec.Protobuf(gvk, newFunc),
 		Strategy:        strategy{},
 		StorageResource: "events",
+		StorageGVK:      corev1.SchemeGroupVersion.WithKind("Event"),
 		Conversion: &generic.Conversion{
 			StorageCodec: core.EventCodec(),
 			ToStorage:    func(obj runtime.Object) (runtime.Object, error) { return ToCore(obj.(*eventsv1.Event)), nil },

@@ -4,6 +4,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/cronplane/cronplane/pkg/registry/rest"
@@ -84,6 +85,9 @@ type Resource struct {
 	StorageResource string
 	// Conversion is set when the served type differs from the stored one.
 	Conversion *Conversion
+	// StorageGVK is the kind objects are stored as, when it is not the
+	// served one (events.k8s.io Events are stored as core Events).
+	StorageGVK schema.GroupVersionKind
 
 	// SelectableFields returns the fields a fieldSelector may use beyond
 	// metadata.name and metadata.namespace, on the stored type.
@@ -105,6 +109,14 @@ type Resource struct {
 	// no deletecollection, and only updates through finalize); nil serves
 	// the store and its subresources as they are.
 	Serve func(s *Store) (main rest.Storage, subresources map[string]rest.Storage)
+}
+
+// StoredAs is the group, version and kind the objects are stored as.
+func (r *Resource) StoredAs() schema.GroupVersionKind {
+	if !r.StorageGVK.Empty() {
+		return r.StorageGVK
+	}
+	return r.GroupVersionKind
 }
 
 // StorageCodec encodes and decodes the resource's stored objects.

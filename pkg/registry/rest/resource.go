@@ -46,6 +46,15 @@ type Resource struct {
 
 	// Deprecated marks a version that is deprecated; nil means it is not.
 	Deprecated *Deprecation
+
+	// StorageVersionHash identifies the group, version and kind the
+	// objects are stored as, as kube's discovery publishes it; empty for
+	// a resource that stores nothing.
+	StorageVersionHash string
+	// SubresourceOrder is the order discovery lists the subresources in;
+	// nil means by name (a custom resource's status comes before its
+	// scale, as kube lists them).
+	SubresourceOrder []string
 }
 
 // Deprecation describes a deprecated version of a resource, as kube's

@@ -135,3 +135,9 @@ func (l *List) DeepCopyObject() runtime.Object {
 	}
 	return out
 }
+
+// VerbOrderer is a storage whose verbs discovery lists in an order of its
+// own rather than by name (a custom resource's, in kube's order).
+type VerbOrderer interface {
+	DiscoveryVerbs() []string
+}
