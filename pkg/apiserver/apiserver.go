@@ -580,9 +580,8 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	})
 	r.PathPrefix("/api/").Handler(resources)
 	r.PathPrefix("/apis/").Handler(resources)
-	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		responsewriters.WriteError(w, r, responsewriters.ErrNotFound())
-	})
+	// Outside the APIs, kube's fallback handler answers a plain 404.
+	r.NotFoundHandler = http.HandlerFunc(responsewriters.WritePlainNotFound)
 
 	h := resourcesFirst(resources, r)
 	if !s.opts.FeatureGates.Enabled(featuregate.APIResponseCompression) {

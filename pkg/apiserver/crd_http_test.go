@@ -168,3 +168,27 @@ func getJSON(t *testing.T, path string, into interface{}) {
 		t.Fatal(err)
 	}
 }
+
+// TestNotFound_OutsideBuiltinGroupsIsPlainText: as kube, a path that names
+// nothing in a group only definitions serve (or in no group at all) is
+// the plain 404 of kube's fallback handler; in a built-in group it is a
+// Status.
+func TestNotFound_OutsideBuiltinGroupsIsPlainText(t *testing.T) {
+	ns := servedCrate(t)
+	for _, path := range []string{
+		"/apis/nogroup.example.com", "/apis/nogroup.example.com/v1", "/apis/nogroup.example.com/v1/things",
+		"/apis/http.example.com/v2", "/apis/http.example.com/v1/nothings", "/apis/http.example.com/v1/crates/c1",
+		"/apis/http.example.com/v1/namespaces/" + ns + "/crates/c1/nosub", "/nothing",
+	} {
+		resp, body := send(t, "GET", path, "")
+		if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" || body != "404 page not found\n" {
+			t.Errorf("%s: %d %s %q", path, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+	}
+	for _, path := range []string{"/apis/batch/v1/nothings", "/apis/batch/v2", "/api/v1/nothings", "/apis/batch/v1/namespaces/" + ns + "/jobs/j/nosub"} {
+		resp, body := send(t, "GET", path, "")
+		if resp.StatusCode != 404 || !strings.Contains(body, `"reason":"NotFound"`) {
+			t.Errorf("%s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+}

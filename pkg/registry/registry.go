@@ -11,6 +11,7 @@ import (
 	"sort"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cronplane/cronplane/pkg/apply"
@@ -153,4 +154,21 @@ func (r *Registry) Entries() []*Entry {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return append([]*Entry(nil), r.order...)
+}
+
+// HasTypedGroup reports whether group has a resource served from a Go
+// type (a built-in API), not only resources defined at run time, which
+// are unstructured.
+func (r *Registry) HasTypedGroup(group string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, e := range r.order {
+		if e.Group != group {
+			continue
+		}
+		if _, unstructuredType := e.New().(*unstructured.Unstructured); !unstructuredType {
+			return true
+		}
+	}
+	return false
 }

@@ -104,7 +104,7 @@ func (h *Handler) ServeGroup(w http.ResponseWriter, r *http.Request, group strin
 		}
 	}
 	if len(g.Versions) == 0 {
-		responsewriters.WriteError(w, r, responsewriters.ErrNotFound())
+		h.notFound(w, r, group)
 		return
 	}
 	g.PreferredVersion = g.Versions[0]
@@ -116,7 +116,7 @@ func (h *Handler) ServeResources(w http.ResponseWriter, r *http.Request, gv sche
 	_, byGV := h.groupVersions()
 	resources, ok := byGV[gv]
 	if !ok {
-		responsewriters.WriteError(w, r, responsewriters.ErrNotFound())
+		h.notFound(w, r, gv.Group)
 		return
 	}
 	list := &metav1.APIResourceList{
@@ -155,6 +155,16 @@ func (h *Handler) ServeResources(w http.ResponseWriter, r *http.Request, gv sche
 		}
 	}
 	writeJSON(w, r, list)
+}
+
+// notFound answers a discovery path that names nothing: a Status in a
+// built-in group, kube's plain 404 elsewhere (its fallback handler's).
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request, group string) {
+	if group != "" && !h.Registry.HasTypedGroup(group) {
+		responsewriters.WritePlainNotFound(w, r)
+		return
+	}
+	responsewriters.WriteError(w, r, responsewriters.ErrNotFound())
 }
 
 func writeJSON(w http.ResponseWriter, r *http.Request, v interface{}) {

@@ -10,6 +10,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -103,6 +104,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	switch {
+	case errors.Is(err, errNoRoute):
+		responsewriters.WritePlainNotFound(w, r)
 	case err != nil:
 		warnings.WriteHeaders(w.Header())
 		responsewriters.WriteError(w, r, err)
@@ -179,6 +182,19 @@ func (c *call) serve() (int, runtime.Object, error) {
 	return 0, nil, ErrMethodNotAllowed()
 }
 
+// errNoRoute is a path that names nothing, in a group only resources
+// defined at run time serve (or none does): kube's router has no route
+// for it, and its fallback answers.
+var errNoRoute = errors.New("no route")
+
+// notFound is the answer to a path that names nothing in group.
+func (h *Handler) notFound(group string) error {
+	if h.Registry.HasTypedGroup(group) {
+		return responsewriters.ErrNotFound()
+	}
+	return errNoRoute
+}
+
 // newCall finds what serves a request and checks that its method fits the
 // path: collections take GET, POST and DELETE, objects GET, PUT, PATCH
 // and DELETE, and a subresource what its storage serves; anything else is
@@ -190,33 +206,33 @@ func (h *Handler) newCall(w http.ResponseWriter, r *http.Request) (*call, error)
 	}
 	entry, ok := h.Registry.Lookup(info.GroupVersionResource())
 	if !ok {
-		return nil, responsewriters.ErrNotFound()
+		return nil, h.notFound(info.APIGroup)
 	}
 	storage := entry.Storage
 	named := len(info.Parts) >= 2
 	switch {
 	case info.Subresource != "":
 		if storage, ok = entry.Subresources[info.Subresource]; !ok || len(info.Parts) > 3 {
-			return nil, responsewriters.ErrNotFound()
+			return nil, h.notFound(info.APIGroup)
 		}
 	case len(info.Parts) > 2:
-		return nil, responsewriters.ErrNotFound()
+		return nil, h.notFound(info.APIGroup)
 	}
 	namespace := info.Namespace
 	switch {
 	case !entry.Namespaced && info.InNamespacePath:
 		// A cluster-scoped resource has nothing inside a namespace.
-		return nil, responsewriters.ErrNotFound()
+		return nil, h.notFound(info.APIGroup)
 	case !entry.Namespaced:
 		namespace = ""
 	case namespace == "" && named:
 		// A namespaced object addressed without a namespace.
-		return nil, responsewriters.ErrNotFound()
+		return nil, h.notFound(info.APIGroup)
 	}
 	allNamespaces := entry.Namespaced && namespace == ""
 	if !servesPath(storage, named, info.Subresource != "", allNamespaces) {
 		// As kube's router: no route where nothing is served.
-		return nil, responsewriters.ErrNotFound()
+		return nil, h.notFound(info.APIGroup)
 	}
 	if !methodFits(r.Method, named, info.Subresource != "", allNamespaces) {
 		return nil, ErrMethodNotAllowed()

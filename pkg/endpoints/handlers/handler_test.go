@@ -375,7 +375,6 @@ func TestServeHTTP_PathThatNamesNothingServedIs404(t *testing.T) {
 	cases := []struct{ name, method, target string }{
 		{"unknown resource", "GET", "/api/v1/namespaces/ns1/widgets"},
 		{"unknown version", "GET", "/api/v2/namespaces/ns1/configmaps"},
-		{"unknown group", "GET", "/apis/example.com/v1/widgets"},
 		{"unregistered subresource", "GET", "/api/v1/namespaces/ns1/configmaps/cm1/scale"},
 		{"subresource of a resource that has none", "GET", "/api/v1/namespaces/ns1/secrets/s1/status"},
 		{"path below a subresource", "GET", "/api/v1/namespaces/ns1/configmaps/cm1/status/extra"},
@@ -400,6 +399,16 @@ func TestServeHTTP_PathThatNamesNothingServedIs404(t *testing.T) {
 				t.Fatalf("storage was called: %+v", rec.calls)
 			}
 		})
+	}
+}
+
+// Outside the built-in groups kube's router has no routes at all: its
+// fallback handler answers a plain-text 404.
+func TestServeHTTP_PathInAGroupWithoutBuiltinsIsPlain404(t *testing.T) {
+	h, rec := dispatchHandler()
+	w := dispatchRequest(h, "GET", "/apis/example.com/v1/widgets", "")
+	if w.Code != 404 || w.Header().Get("Content-Type") != "text/plain; charset=utf-8" || w.Body.String() != "404 page not found\n" || len(rec.calls) != 0 {
+		t.Fatalf("got %d %q %s", w.Code, w.Header().Get("Content-Type"), w.Body)
 	}
 }
 

@@ -327,6 +327,12 @@ func (d *deferred) Close() error {
 	return err
 }
 
+// WritePlainNotFound answers as kube's fallback handler does for a path
+// outside its built-in APIs that names nothing: a plain-text 404.
+func WritePlainNotFound(w http.ResponseWriter, r *http.Request) {
+	http.NotFound(w, r)
+}
+
 // ErrNotFound is kube's answer for a path that names nothing it serves.
 func ErrNotFound() error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
