@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	apidiscoveryv2beta1 "k8s.io/api/apidiscovery/v2beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -190,5 +191,74 @@ func TestNotFound_OutsideBuiltinGroupsIsPlainText(t *testing.T) {
 		if resp.StatusCode != 404 || !strings.Contains(body, `"reason":"NotFound"`) {
 			t.Errorf("%s: %d %s", path, resp.StatusCode, body)
 		}
+	}
+}
+
+const aggregatedJSON = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
+
+// TestDiscovery_AggregatedAsKube: /apis and /api answer
+// apidiscovery.k8s.io/v2beta1 to a client that asks for it first (as
+// kubectl and client-go v1.29 do), with the same resources as the
+// per-version documents (categories and short names included), kube's
+// response kinds, an ETag and a 304 for a client that has it; others
+// get the legacy documents.
+func TestDiscovery_AggregatedAsKube(t *testing.T) {
+	servedCrate(t)
+	resp, body := send(t, "GET", "/apis", "", "Accept", aggregatedJSON+",application/json")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != aggregatedJSON || resp.Header.Get("Vary") != "Accept" ||
+		resp.Header.Get("Cache-Control") != "public" || resp.Header.Get("ETag") == "" {
+		t.Fatalf("%d %v", resp.StatusCode, resp.Header)
+	}
+	var list apidiscoveryv2beta1.APIGroupDiscoveryList
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
+		t.Fatal(err)
+	}
+	if list.Kind != "APIGroupDiscoveryList" || list.APIVersion != "apidiscovery.k8s.io/v2beta1" {
+		t.Errorf("kind %s %s", list.APIVersion, list.Kind)
+	}
+	groups := map[string]apidiscoveryv2beta1.APIGroupDiscovery{}
+	for _, g := range list.Items {
+		groups[g.Name] = g
+	}
+	crates, ok := groups["http.example.com"]
+	if !ok {
+		t.Fatalf("no http.example.com in %s", body)
+	}
+	got, _ := json.Marshal(crates)
+	const want = `{"metadata":{"name":"http.example.com","creationTimestamp":null},"versions":[` +
+		`{"version":"v1","resources":[{"resource":"crates","responseKind":{"group":"http.example.com","version":"v1","kind":"Crate"},"scope":"Namespaced","singularResource":"crate",` +
+		`"verbs":["delete","deletecollection","get","list","patch","create","update","watch"],"shortNames":["cr8"],"categories":["all"],"subresources":[` +
+		`{"subresource":"status","responseKind":{"group":"http.example.com","version":"v1","kind":"Crate"},"verbs":["get","patch","update"]},` +
+		`{"subresource":"scale","responseKind":{"group":"autoscaling","version":"v1","kind":"Scale"},"verbs":["get","patch","update"]}]}],"freshness":"Current"},` +
+		`{"version":"v1beta1","resources":[{"resource":"crates","responseKind":{"group":"http.example.com","version":"v1beta1","kind":"Crate"},"scope":"Namespaced","singularResource":"crate",` +
+		`"verbs":["delete","deletecollection","get","list","patch","create","update","watch"],"shortNames":["cr8"],"categories":["all"]}],"freshness":"Current"}]}`
+	if string(got) != want {
+		t.Errorf("http.example.com:\n%s\nwant\n%s", got, want)
+	}
+	batch, _ := json.Marshal(groups["batch"])
+	if !strings.Contains(string(batch), `{"resource":"cronjobs","responseKind":{"group":"","version":"","kind":"CronJob"},"scope":"Namespaced","singularResource":"cronjob","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["cj"],"categories":["all"],"subresources":[{"subresource":"status","responseKind":{"group":"","version":"","kind":"CronJob"},"verbs":["get","patch","update"]}]}`) {
+		t.Errorf("batch: %s", batch)
+	}
+	if _, ok := groups[""]; ok {
+		t.Error("/apis lists the core group")
+	}
+
+	resp2, _ := send(t, "GET", "/apis", "", "Accept", aggregatedJSON, "If-None-Match", resp.Header.Get("ETag"))
+	if resp2.StatusCode != 304 {
+		t.Errorf("If-None-Match with the ETag: %d", resp2.StatusCode)
+	}
+	resp, body = send(t, "GET", "/api", "", "Accept", aggregatedJSON)
+	var core apidiscoveryv2beta1.APIGroupDiscoveryList
+	if err := json.Unmarshal([]byte(body), &core); err != nil || resp.StatusCode != 200 || len(core.Items) != 1 || core.Items[0].Name != "" ||
+		len(core.Items[0].Versions) != 1 || core.Items[0].Versions[0].Version != "v1" {
+		t.Fatalf("/api: %d %s", resp.StatusCode, body)
+	}
+	resp, body = send(t, "GET", "/apis", "", "Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json")
+	if resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(body, `"kind":"APIGroupList"`) {
+		t.Errorf("an unknown version of the aggregated kind, then JSON: %v %s", resp.Header, body)
+	}
+	resp, body = send(t, "GET", "/apis", "", "Accept", "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList")
+	if resp.Header.Get("Content-Type") != "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList" || !strings.HasPrefix(body, "k8s\x00") {
+		t.Errorf("protobuf: %v %q", resp.Header, body[:min(len(body), 40)])
 	}
 }

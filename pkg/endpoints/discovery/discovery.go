@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
+	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
 	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 	"github.com/cronplane/cronplane/pkg/registry"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
@@ -59,8 +60,13 @@ func (h *Handler) ServeVersion(w http.ResponseWriter, r *http.Request) {
 	responsewriters.WriteIndentedJSON(w, r, http.StatusOK, cronversion.Info)
 }
 
-// ServeLegacy answers /api.
+// ServeLegacy answers /api: the aggregated document of the core group to
+// a client that prefers it, else the versions.
 func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request) {
+	if mediaType, aggregated := negotiation.DiscoveryFormat(r.Header.Get("Accept")); aggregated {
+		h.serveAggregated(w, r, true, mediaType)
+		return
+	}
 	writeJSON(w, r, &metav1.APIVersions{
 		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
 		Versions: []string{"v1"},
@@ -70,8 +76,13 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// ServeGroups answers /apis.
+// ServeGroups answers /apis: the aggregated document of every group but
+// the core one to a client that prefers it, else the groups.
 func (h *Handler) ServeGroups(w http.ResponseWriter, r *http.Request) {
+	if mediaType, aggregated := negotiation.DiscoveryFormat(r.Header.Get("Accept")); aggregated {
+		h.serveAggregated(w, r, false, mediaType)
+		return
+	}
 	list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{}}
 	order, _ := h.groupVersions()
 	seen := map[string]int{}

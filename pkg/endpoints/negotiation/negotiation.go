@@ -32,6 +32,31 @@ const (
 	AsPartialObjectMetadataList = "PartialObjectMetadataList"
 )
 
+// Aggregated discovery: the one document of every group and version,
+// apidiscovery.k8s.io/v2beta1 APIGroupDiscoveryList, asked for with
+// as=APIGroupDiscoveryList;g=apidiscovery.k8s.io;v=v2beta1.
+const (
+	DiscoveryGroup          = "apidiscovery.k8s.io"
+	DiscoveryVersion        = "v2beta1"
+	AsAPIGroupDiscoveryList = "APIGroupDiscoveryList"
+)
+
+// DiscoveryFormat picks how /api and /apis answer: the aggregated
+// document, in JSON or protobuf, when the client prefers it to any plain
+// type (aggregated true); else the legacy document in JSON.
+func DiscoveryFormat(accept string) (mediaType string, aggregated bool) {
+	for _, r := range parseAccept(accept) {
+		g, v, as := r.params["g"], r.params["v"], r.params["as"]
+		if g == "" && v == "" && as == "" {
+			return JSON, false
+		}
+		if g == DiscoveryGroup && v == DiscoveryVersion && as == AsAPIGroupDiscoveryList && (r.typ == JSON || r.typ == Protobuf) {
+			return r.typ, true
+		}
+	}
+	return JSON, false
+}
+
 // Format is the representation of one response.
 type Format struct {
 	// MediaType is JSON, YAML or Protobuf.

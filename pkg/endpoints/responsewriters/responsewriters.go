@@ -239,6 +239,10 @@ func ProtobufRaw(obj runtime.Object) ([]byte, error) {
 
 // pretty reports whether JSON is indented: with ?pretty=true, and for
 // command-line HTTP clients unless ?pretty=false, as kube does.
+// Pretty reports whether r is answered with indented JSON: ?pretty, or a
+// client that is a terminal tool (curl, wget), as kube decides.
+func Pretty(r *http.Request) bool { return pretty(r) }
+
 func pretty(r *http.Request) bool {
 	if v := r.URL.Query().Get("pretty"); v != "" {
 		b, _ := strconv.ParseBool(v)
