@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -260,5 +261,27 @@ func TestDiscovery_AggregatedAsKube(t *testing.T) {
 	resp, body = send(t, "GET", "/apis", "", "Accept", "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList")
 	if resp.Header.Get("Content-Type") != "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList" || !strings.HasPrefix(body, "k8s\x00") {
 		t.Errorf("protobuf: %v %q", resp.Header, body[:min(len(body), 40)])
+	}
+}
+
+// TestCustomResourceServing_JSONBytesAsKube: a custom object, its list
+// and its watch events are written as kube writes unstructured objects:
+// one final newline and none inside, a list's keys sorted with continue
+// always present.
+func TestCustomResourceServing_JSONBytesAsKube(t *testing.T) {
+	ns := servedCrate(t)
+	base := "/apis/http.example.com/v1/namespaces/" + ns + "/crates"
+	_, body := send(t, "GET", base+"/c1", "")
+	if !strings.HasSuffix(body, "}}\n") || strings.Count(body, "\n") != 1 {
+		t.Errorf("object: %q", body)
+	}
+	_, body = send(t, "GET", base, "")
+	if !strings.HasPrefix(body, `{"apiVersion":"http.example.com/v1","items":[{"apiVersion":"http.example.com/v1","kind":"Crate","metadata":{`) ||
+		!regexp.MustCompile(`\}\],"kind":"CrateList","metadata":\{"continue":"","resourceVersion":"[0-9]+"\}\}\n$`).MatchString(body) || strings.Count(body, "\n") != 1 {
+		t.Errorf("list: %q", body)
+	}
+	_, body = send(t, "GET", base+"?watch=1&resourceVersion=0&timeoutSeconds=1", "")
+	if !strings.HasPrefix(body, `{"type":"ADDED","object":{"apiVersion":"http.example.com/v1"`) || !strings.HasSuffix(body, "}}}\n") || strings.Count(body, "\n") != 1 {
+		t.Errorf("watch: %q", body)
 	}
 }

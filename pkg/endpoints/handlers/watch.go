@@ -118,10 +118,8 @@ func appendWatchEvent(buf []byte, e watch.Event) ([]byte, error) {
 	var err error
 	if e.Type == watch.Bookmark {
 		obj, err = bookmarkJSON(e.Object)
-	} else if m, ok := e.Object.(json.Marshaler); ok {
-		obj, err = m.MarshalJSON()
 	} else {
-		obj, err = json.Marshal(e.Object)
+		obj, err = responsewriters.EncodeJSON(e.Object)
 	}
 	if err != nil {
 		return buf, err

@@ -18,21 +18,39 @@ import (
 // writeListJSON writes a list as the typed list kind would be encoded,
 // reusing each item's memoized encoding.
 func writeListJSON(w io.Writer, l *rest.List) error {
-	head, err := json.Marshal(struct {
-		metav1.TypeMeta `json:",inline"`
-		Meta            metav1.ListMeta `json:"metadata"`
-	}{l.TypeMeta, l.ListMeta})
-	if err != nil {
-		return err
+	var head, tail []byte
+	if l.Unstructured {
+		// kube's unstructured lists are maps: apiVersion, items, kind,
+		// metadata (with continue even when empty).
+		meta, err := json.Marshal(struct {
+			Continue           string `json:"continue"`
+			RemainingItemCount *int64 `json:"remainingItemCount,omitempty"`
+			ResourceVersion    string `json:"resourceVersion,omitempty"`
+		}{l.Continue, l.RemainingItemCount, l.ResourceVersion})
+		if err != nil {
+			return err
+		}
+		head = append(append([]byte(`{"apiVersion":`), strconv.Quote(l.APIVersion)...), `,"items":[`...)
+		tail = append(append(append([]byte(`],"kind":`), strconv.Quote(l.Kind)...), `,"metadata":`...), meta...)
+		tail = append(tail, "}\n"...)
+	} else {
+		encoded, err := json.Marshal(struct {
+			metav1.TypeMeta `json:",inline"`
+			Meta            metav1.ListMeta `json:"metadata"`
+		}{l.TypeMeta, l.ListMeta})
+		if err != nil {
+			return err
+		}
+		head = append(encoded[:len(encoded)-1:len(encoded)-1], `,"items":[`...)
+		tail = []byte("]}\n")
 	}
 	buf := make([]byte, 0, 64*1024)
-	buf = append(buf, head[:len(head)-1]...)
-	buf = append(buf, `,"items":[`...)
+	buf = append(buf, head...)
 	for i, it := range l.Items {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		b, err := encodeJSON(it)
+		b, err := EncodeJSON(it)
 		if err != nil {
 			return err
 		}
@@ -45,16 +63,20 @@ func writeListJSON(w io.Writer, l *rest.List) error {
 			buf = buf[:0]
 		}
 	}
-	buf = append(buf, "]}\n"...)
-	_, err = w.Write(buf)
+	buf = append(buf, tail...)
+	_, err := w.Write(buf)
 	return err
 }
 
-// encodeJSON encodes an object, reusing a memoized encoding when the
-// object has one.
-func encodeJSON(obj runtime.Object) ([]byte, error) {
+// EncodeJSON encodes an object as compact JSON without a final newline,
+// reusing a memoized encoding when the object has one. An unstructured
+// object's own encoding ends in a newline, which is left out: embedded
+// in a list or a watch event it would be a stray line break kube does
+// not send.
+func EncodeJSON(obj runtime.Object) ([]byte, error) {
 	if m, ok := obj.(json.Marshaler); ok {
-		return m.MarshalJSON()
+		b, err := m.MarshalJSON()
+		return bytes.TrimSuffix(b, []byte{'\n'}), err
 	}
 	return json.Marshal(obj)
 }

@@ -183,13 +183,7 @@ func writeJSON(w io.Writer, obj runtime.Object) error {
 	if s, ok := obj.(jsonStreamer); ok {
 		return s.WriteJSON(w)
 	}
-	var data []byte
-	var err error
-	if m, ok := obj.(json.Marshaler); ok {
-		data, err = m.MarshalJSON()
-	} else {
-		data, err = json.Marshal(obj)
-	}
+	data, err := EncodeJSON(obj)
 	if err != nil {
 		return err
 	}

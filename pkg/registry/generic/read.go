@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -149,8 +150,10 @@ func (s *Store) list(ctx context.Context, namespace string, opts *rest.ListOptio
 		}
 	}
 	apiVersion, kind := s.Resource.ListGVK().ToAPIVersionAndKind()
+	_, unstructuredType := s.Resource.New().(*unstructured.Unstructured)
 	return &rest.List{
-		TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: kind},
+		Unstructured: unstructuredType,
+		TypeMeta:     metav1.TypeMeta{APIVersion: apiVersion, Kind: kind},
 		ListMeta: metav1.ListMeta{
 			ResourceVersion:    strconv.FormatInt(res.ResourceVersion, 10),
 			Continue:           res.Continue,

@@ -149,7 +149,14 @@ func (s *Store) fromStorage(obj runtime.Object) (runtime.Object, error) {
 	if s.Resource.Conversion == nil || obj == nil {
 		return obj, nil
 	}
-	return s.Resource.Conversion.FromStorage(storage.Unwrap(obj))
+	inner := storage.Unwrap(obj)
+	out, err := s.Resource.Conversion.FromStorage(inner)
+	if err != nil || out != inner {
+		return out, err
+	}
+	// Unchanged (a custom object read in its storage version): the shared
+	// object keeps its memoized encodings.
+	return obj, nil
 }
 
 // mutable returns a private copy of an object read from storage, which may

@@ -124,10 +124,14 @@ type List struct {
 	metav1.TypeMeta
 	metav1.ListMeta
 	Items []runtime.Object
+	// Unstructured is set for a list of objects defined at run time,
+	// which kube writes as an unstructured list: keys sorted, continue
+	// always present.
+	Unstructured bool
 }
 
 func (l *List) DeepCopyObject() runtime.Object {
-	out := &List{TypeMeta: l.TypeMeta}
+	out := &List{TypeMeta: l.TypeMeta, Unstructured: l.Unstructured}
 	l.ListMeta.DeepCopyInto(&out.ListMeta)
 	out.Items = make([]runtime.Object, len(l.Items))
 	for i, it := range l.Items {
