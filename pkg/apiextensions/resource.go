@@ -93,9 +93,9 @@ func (c storedCodec) Decode(data []byte) (runtime.Object, error) {
 	}
 	u := obj.(*unstructured.Unstructured)
 	if st := c.schemas[u.GroupVersionKind().Version]; st != nil {
-		// Metadata that is not ObjectMeta was refused when written; an
-		// object written elsewhere keeps it as it is.
-		if _, err := st.Prune(u.Object); err == nil {
+		// An embedded resource's metadata that is not ObjectMeta was
+		// refused when written; an object written elsewhere keeps it.
+		if err := st.PruneStored(u.Object); err == nil {
 			st.Default(u.Object)
 		}
 	}

@@ -27,9 +27,22 @@ import (
 // an embedded resource's is a *field.Error at its path, as is an
 // apiVersion or kind of one that is not a string.
 func (st *Structural) Prune(obj map[string]interface{}) ([]string, error) {
+	return st.prune(obj, true)
+}
+
+// PruneStored prunes an object read from storage as Prune does, but
+// keeps the root's metadata as it is: it was fitted to ObjectMeta when
+// the object was written (by this server or kube-apiserver), and reading
+// it anew costs more than the rest together.
+func (st *Structural) PruneStored(obj map[string]interface{}) error {
+	_, err := st.prune(obj, false)
+	return err
+}
+
+func (st *Structural) prune(obj map[string]interface{}, rootMeta bool) ([]string, error) {
 	p := &pruner{st: st}
 	var meta []string
-	if md, ok := obj["metadata"]; ok {
+	if md, ok := obj["metadata"]; ok && rootMeta {
 		out, unknown, err := coerceObjectMeta(md, "metadata")
 		if err != nil {
 			return nil, err

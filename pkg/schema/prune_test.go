@@ -181,3 +181,17 @@ properties:
 		})
 	}
 }
+
+func TestPruneStored_KeepsTheRootMetadataAsStored(t *testing.T) {
+	st := mustSchema(t, `{type: object, properties: {spec: {type: object, properties: {a: {type: string}}}}}`).AsResource("io.example.v1.Thing")
+	var obj map[string]interface{}
+	if err := json.Unmarshal([]byte(`{"metadata":{"name":"n","colour":"red"},"spec":{"a":"x","b":1}}`), &obj); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PruneStored(obj); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(obj); string(got) != `{"metadata":{"colour":"red","name":"n"},"spec":{"a":"x"}}` {
+		t.Errorf("got %s", got)
+	}
+}
