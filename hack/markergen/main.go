@@ -36,6 +36,9 @@ var packages = []struct{ module, dir string }{
 	{"k8s.io/api", "rbac/v1"},
 	{"k8s.io/api", "authentication/v1"},
 	{"k8s.io/api", "authorization/v1"},
+	// This module's own copy of kube's CustomResourceDefinition types,
+	// which carries kube's markers in the same comments.
+	{"github.com/cronplane/cronplane", "pkg/apis/apiextensions/v1"},
 }
 
 type typeInfo struct {

@@ -18,7 +18,11 @@ import (
 // merge schema must know beyond the Go types: atomic ownerReferences and
 // object references, map lists keyed by defaulted fields (ports by
 // containerPort and protocol), atomic maps and fields the server fills
-// in (a Job's selector and labels, owned by nobody).
+// in (a Job's selector and labels, owned by nobody), the conditions the
+// server writes into a CustomResourceDefinition's status (a map list by
+// type), and a custom object typed by its definition's schema. The
+// namespace's name (in cluster-scoped names and the custom group) reads
+// as NSNAME.
 func TestManagedFields_MatchKubeForEveryServedKind(t *testing.T) {
 	dir := "testdata/managedfields"
 	modes := map[string][][]string{
@@ -29,7 +33,7 @@ func TestManagedFields_MatchKubeForEveryServedKind(t *testing.T) {
 	}
 	for mode, commands := range modes {
 		ns := namespace(t)
-		for _, kind := range []string{"cj", "job", "lease", "ev", "ev2", "ns", "sa", "cm", "secret", "role", "rb", "cr", "crb"} {
+		for _, kind := range []string{"cj", "job", "lease", "ev", "ev2", "ns", "sa", "cm", "secret", "role", "rb", "cr", "crb", "crd", "widget"} {
 			t.Run(mode+"/"+kind, func(t *testing.T) {
 				// Cluster-scoped objects are named after the namespace, so
 				// that each mode has its own.
@@ -46,7 +50,13 @@ func TestManagedFields_MatchKubeForEveryServedKind(t *testing.T) {
 						t.Fatalf("kubectl %v: %v\n%s", args, err, out)
 					}
 				}
-				got := managedFieldsWithoutTimes(t, mustKubectl(t, "-n", ns, "get", "-f", path, "-o", "json", "--show-managed-fields"))
+				if kind == "crd" {
+					// The server's status entry is complete once the
+					// definition is established.
+					mustKubectl(t, "wait", "--for=condition=Established", "--timeout=30s", "crd/widgets."+ns+".example.com")
+				}
+				out := mustKubectl(t, "-n", ns, "get", "-f", path, "-o", "json", "--show-managed-fields")
+				got := managedFieldsWithoutTimes(t, strings.ReplaceAll(out, ns, "NSNAME"))
 				var want interface{}
 				if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, mode+"-"+kind+".golden.json"))), &want); err != nil {
 					t.Fatal(err)

@@ -130,3 +130,35 @@ func TestOpenAPI_NegotiatesAsKubeDoes(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPI_CustomResourceDefinitionStatusAsKube: the definition's
+// status carries kube's markers: conditions a map list keyed by type (as
+// server-side apply keys them), and no field required.
+func TestOpenAPI_CustomResourceDefinitionStatusAsKube(t *testing.T) {
+	_, body := get(t, "/openapi/v3/apis/apiextensions.k8s.io/v1", nil)
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Required   []string                          `json:"required"`
+				Properties map[string]map[string]interface{} `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range doc.Components.Schemas {
+		if !strings.HasSuffix(name, ".CustomResourceDefinitionStatus") {
+			continue
+		}
+		conditions := s.Properties["conditions"]
+		if conditions["x-kubernetes-list-type"] != "map" || fmt.Sprint(conditions["x-kubernetes-list-map-keys"]) != "[type]" {
+			t.Errorf("conditions: %v", conditions)
+		}
+		if len(s.Required) != 0 {
+			t.Errorf("required %v, kube requires none", s.Required)
+		}
+		return
+	}
+	t.Fatal("no CustomResourceDefinitionStatus schema")
+}

@@ -178,10 +178,18 @@ type CustomResourceSubresourceScale struct {
 }
 
 // CustomResourceDefinitionStatus is what the server decided.
+// Its tags and markers are kube's (hack/markergen reads the markers):
+// the conditions are a map list keyed by type, for field ownership and
+// OpenAPI, and null until the server first sets them.
 type CustomResourceDefinitionStatus struct {
-	Conditions     []CustomResourceDefinitionCondition `json:"conditions,omitempty"`
-	AcceptedNames  CustomResourceDefinitionNames       `json:"acceptedNames"`
-	StoredVersions []string                            `json:"storedVersions"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []CustomResourceDefinitionCondition `json:"conditions"`
+	// +optional
+	AcceptedNames CustomResourceDefinitionNames `json:"acceptedNames"`
+	// +optional
+	StoredVersions []string `json:"storedVersions"`
 }
 
 // CustomResourceDefinitionCondition is one condition.
