@@ -336,5 +336,9 @@ func managerOrUserAgent(manager, userAgent string) string {
 		}
 		b.WriteRune(r)
 	}
+	if b.Len() == 0 {
+		// kube's name for a writer that gave none.
+		return "unknown"
+	}
 	return b.String()
 }

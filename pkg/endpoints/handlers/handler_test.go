@@ -322,7 +322,7 @@ func TestServeHTTP_ImplementedVerbReachesTheStorage(t *testing.T) {
 		{"get of a getter-only resource", "GET", "/api/v1/namespaces/ns1/secrets/s1", "", "", 200,
 			fakeCall{"secrets", "get", "ns1", "s1", "rv="}},
 		{"create of a create-only cluster-scoped resource", "POST", "/apis/authentication.k8s.io/v1/tokenreviews", dispatchReviewBody, "application/json", 201,
-			fakeCall{"tokenreviews", "create", "", "r", "dryRun=[] manager="}},
+			fakeCall{"tokenreviews", "create", "", "r", "dryRun=[] manager=unknown"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
