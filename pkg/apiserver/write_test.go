@@ -123,3 +123,49 @@ func TestFieldValidation_DuplicateKeysInYAMLBodies(t *testing.T) {
 		t.Fatalf("strict apply with a YAML duplicate: %d %s", resp.StatusCode, out)
 	}
 }
+
+// TestUpdate_CreatesMissingObjectsAsKube: a PUT of a missing object
+// creates it for the kinds whose kube strategy allows it (events of both
+// APIs, leases, RBAC objects) and is a 404 for the others; a PUT or an
+// apply that creates ignores a resourceVersion in the body, as kube's
+// does (there is no version to compare it with). Answers checked against
+// kube-apiserver v1.29.15.
+func TestUpdate_CreatesMissingObjectsAsKube(t *testing.T) {
+	ns := namespace(t)
+	cases := []struct {
+		name, method, path, contentType, body string
+		code                                  int
+	}{
+		{"put lease", "PUT", "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/l1", "application/json",
+			`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l1"}}`, 201},
+		{"put lease with a resourceVersion", "PUT", "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/l2", "application/json",
+			`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l2","resourceVersion":"5"}}`, 201},
+		{"put core event", "PUT", "/api/v1/namespaces/{ns}/events/e1", "application/json",
+			`{"apiVersion":"v1","kind":"Event","metadata":{"name":"e1"},"involvedObject":{"namespace":"{ns}"}}`, 201},
+		{"put events.k8s.io event", "PUT", "/apis/events.k8s.io/v1/namespaces/{ns}/events/e2", "application/json",
+			`{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e2"},"eventTime":"2026-01-01T00:00:00.000000Z","reportingController":"a/b","reportingInstance":"x","action":"A","reason":"R","type":"Normal","regarding":{"namespace":"{ns}"}}`, 201},
+		{"put role", "PUT", "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles/r1", "application/json",
+			`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"r1"}}`, 201},
+		{"put configmap", "PUT", "/api/v1/namespaces/{ns}/configmaps/c1", "application/json",
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c1"}}`, 404},
+		{"put cronjob with a resourceVersion", "PUT", "/apis/batch/v1/namespaces/{ns}/cronjobs/cj1", "application/json",
+			cronJobBody("cj1", `"resourceVersion":"5"`), 404},
+		{"apply cronjob with a resourceVersion", "PATCH", "/apis/batch/v1/namespaces/{ns}/cronjobs/cj2?fieldManager=m", "application/apply-patch+yaml",
+			cronJobBody("cj2", `"resourceVersion":"5"`), 201},
+		{"apply lease with a resourceVersion", "PATCH", "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/l3?fieldManager=m", "application/apply-patch+yaml",
+			`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l3","resourceVersion":"5"}}`, 201},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := strings.ReplaceAll(tc.path, "{ns}", ns)
+			resp, out := raw(t, tc.method, path, srv.AdminToken, tc.contentType, strings.ReplaceAll(tc.body, "{ns}", ns))
+			if resp.StatusCode != tc.code {
+				t.Fatalf("%d, want %d: %s", resp.StatusCode, tc.code, out)
+			}
+			resp, out = raw(t, "GET", strings.Split(path, "?")[0], srv.AdminToken, "", "")
+			if stored := resp.StatusCode == 200; stored != (tc.code == 201) {
+				t.Fatalf("after a %d the object reads %d: %s", tc.code, resp.StatusCode, out)
+			}
+		})
+	}
+}

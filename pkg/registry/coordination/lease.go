@@ -50,6 +50,9 @@ func Resources() []*generic.Resource {
 
 type strategy struct{ generic.DefaultStrategy }
 
+// AllowCreateOnUpdate: a PUT of a missing Lease creates it, as in kube.
+func (strategy) AllowCreateOnUpdate() bool { return true }
+
 func (strategy) Validate(obj runtime.Object) field.ErrorList {
 	return validate(obj.(*coordinationv1.Lease))
 }

@@ -110,6 +110,10 @@ func FromCore(e *corev1.Event) *eventsv1.Event {
 
 type strategy struct{ generic.DefaultStrategy }
 
+// AllowCreateOnUpdate: a PUT of a missing Event creates it, as through
+// the core API (kube stores both APIs' events in one registry).
+func (strategy) AllowCreateOnUpdate() bool { return true }
+
 // Validate is kube's strict validation of events created through
 // events.k8s.io/v1.
 func (strategy) Validate(obj runtime.Object) field.ErrorList {

@@ -50,10 +50,8 @@ func (s *Store) Update(ctx context.Context, namespace, name string, info rest.Up
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), name))
 		}
 		if current == nil {
-			if m.GetResourceVersion() != "" {
-				// A version of an object that does not exist.
-				return nil, apierrors.NewConflict(s.Resource.GroupResource(), name, errors.New(OptimisticLockErrorMsg))
-			}
+			// A resourceVersion in the body has nothing to be compared
+			// with: kube creates the object (beforeCreate clears it).
 			if err := s.beforeCreate(ctx, namespace, obj, createValidation); err != nil {
 				return nil, err
 			}
