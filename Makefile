@@ -3,13 +3,16 @@ GO ?= go
 BIN := bin
 DATA_DIR ?= .cronplane
 PORT ?= 6443
-# /version reports the commit, whether the tree had changes, and when the
+# /version reports the Kubernetes release whose API is served (kubectl
+# picks its client release by it), the commit, whether the tree had
+# changes (also marked in gitVersion, as kube marks it), and when the
 # binaries were built.
 VERSION_PKG := github.com/cronplane/cronplane/pkg/version
 GIT_COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
 GIT_TREE_STATE := $(shell if [ -z "$$(git status --porcelain 2>/dev/null)" ]; then echo clean; else echo dirty; fi)
+GIT_VERSION := v1.29.15-cronplane$(if $(filter dirty,$(GIT_TREE_STATE)),-dirty)
 BUILD_DATE := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
-LDFLAGS := -s -w -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) -X $(VERSION_PKG).gitTreeState=$(GIT_TREE_STATE) -X $(VERSION_PKG).buildDate=$(BUILD_DATE)
+LDFLAGS := -s -w -X $(VERSION_PKG).gitVersion=$(GIT_VERSION) -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) -X $(VERSION_PKG).gitTreeState=$(GIT_TREE_STATE) -X $(VERSION_PKG).buildDate=$(BUILD_DATE)
 GOFLAGS_BUILD := -trimpath -ldflags="$(LDFLAGS)"
 
 # Tools the Makefile installs itself, pinned, into bin/tools.

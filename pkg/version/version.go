@@ -11,7 +11,7 @@ import (
 )
 
 // Build facts the Makefile sets with -ldflags -X; a plain go build leaves
-// kube's placeholders for unset values.
+// the served release as gitVersion and kube's placeholders for the rest.
 var (
 	gitVersion   = "v1.29.15-cronplane"
 	gitCommit    = ""

@@ -17,7 +17,7 @@ func TestVersion_MakefileSetsTheBuildFacts(t *testing.T) {
 	if !strings.Contains(mk, "VERSION_PKG := github.com/cronplane/cronplane/pkg/version") {
 		t.Fatal("the Makefile's VERSION_PKG is not this package")
 	}
-	for _, v := range []string{"gitCommit", "gitTreeState", "buildDate"} {
+	for _, v := range []string{"gitVersion", "gitCommit", "gitTreeState", "buildDate"} {
 		if !strings.Contains(mk, "-X $(VERSION_PKG)."+v+"=") {
 			t.Errorf("the Makefile does not set %s", v)
 		}
