@@ -359,6 +359,17 @@ func TestKubectl_ApplyListAndDirectoryWithConfigMapAndCronJob(t *testing.T) {
 	if out := mustKubectl(t, "-n", ns, "get", "cm", "app-config", "-o", "jsonpath={.data.greeting}"); out != "bonjour" {
 		t.Fatalf("get cm by short name: %q", out)
 	}
+
+	// Pruning what the directory no longer holds. kubectl's default list
+	// of kinds to prune names kinds not served here (Pods, Services,
+	// Deployments, ...), so the kinds are given, as kubectl recommends.
+	pruneDir := t.TempDir()
+	writeFile(t, pruneDir, "cm.yaml", appConfigMapYAML)
+	out = mustKubectl(t, "-n", ns, "apply", "--prune", "-l", "app=demo", "--prune-allowlist=core/v1/ConfigMap",
+		"--prune-allowlist=core/v1/Secret", "--prune-allowlist=batch/v1/CronJob", "-f", pruneDir)
+	if !strings.Contains(out, "configmap/app-config configured") || !strings.Contains(out, "cronjob.batch/app-cron pruned") {
+		t.Fatalf("apply --prune:\n%s", out)
+	}
 }
 
 func TestKubectl_GetConfigMapsAndSecretsColumns(t *testing.T) {
