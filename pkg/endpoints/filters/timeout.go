@@ -55,7 +55,7 @@ func WithRequestDeadline(next http.Handler, max time.Duration, longRunning func(
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
-		serveWithTimeout(w, r.WithContext(ctx), next, terminated)
+		serveWithTimeout(w, r.WithContext(ctx), next, timeout, terminated)
 	})
 }
 
@@ -78,7 +78,7 @@ func timeoutStatus() []byte {
 // handlerWorkers run the handlers below the request deadline.
 var handlerWorkers = newWorkers(30 * time.Second)
 
-func serveWithTimeout(w http.ResponseWriter, r *http.Request, next http.Handler, terminated Terminated) {
+func serveWithTimeout(w http.ResponseWriter, r *http.Request, next http.Handler, timeout time.Duration, terminated Terminated) {
 	tw := &timeoutWriter{w: w, header: w.Header().Clone()}
 	body := &trackedBody{ReadCloser: r.Body}
 	// The handler gets a copy of the request and of its header, which it
@@ -130,6 +130,7 @@ func serveWithTimeout(w http.ResponseWriter, r *http.Request, next http.Handler,
 		case <-t.C:
 		}
 		tw.stop()
+		klog.ErrorS(nil, "Request timed out while answering: answer cut", "method", r.Method, "path", r.URL.Path, "timeout", timeout)
 		if terminated != nil {
 			terminated(r, http.StatusGatewayTimeout)
 		}
@@ -138,6 +139,7 @@ func serveWithTimeout(w http.ResponseWriter, r *http.Request, next http.Handler,
 		// stream (HTTP/2) is cut, without a stack trace in the log.
 		panic(http.ErrAbortHandler)
 	}
+	klog.ErrorS(nil, "Request timed out", "method", r.Method, "path", r.URL.Path, "timeout", timeout, "bodyRead", bodyRead)
 	if terminated != nil {
 		terminated(r, http.StatusGatewayTimeout)
 	}

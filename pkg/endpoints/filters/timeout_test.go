@@ -2,7 +2,9 @@ package filters
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
 const kubeTimeoutBody = `{"metadata":{},"status":"Failure","message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504}` + "\n"
@@ -291,4 +295,57 @@ func TestWithRequestDeadline_StalledBody(t *testing.T) {
 			t.Fatal("the handler is still blocked reading the body")
 		}
 	})
+}
+
+// Every 5xx is logged with its cause: the request deadline's 504, and an
+// answer cut at the deadline, name the request and the timeout.
+func TestWithRequestDeadline_TimeoutsAreLoggedWithTheirCause(t *testing.T) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("alsologtostderr", "false")
+	var buf syncBuffer
+	klog.SetOutput(&buf)
+	t.Cleanup(func() { _ = fs.Set("logtostderr", "true"); klog.SetOutput(nil) })
+
+	slow := WithRequestDeadline(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}), 30*time.Millisecond, never, nil)
+	slow.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/apis/batch/v1/slow", nil))
+	klog.Flush()
+	if got := buf.String(); !strings.Contains(got, "Request timed out") || !strings.Contains(got, `path="/apis/batch/v1/slow"`) || !strings.Contains(got, `timeout="30ms"`) {
+		t.Fatalf("504 not logged with its cause: %q", got)
+	}
+
+	cut := WithRequestDeadline(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(200)
+		<-r.Context().Done()
+		time.Sleep(answerGrace + 100*time.Millisecond)
+	}), 30*time.Millisecond, never, nil)
+	func() {
+		defer func() { _ = recover() }()
+		cut.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/apis/batch/v1/cut", nil))
+	}()
+	klog.Flush()
+	if got := buf.String(); !strings.Contains(got, "answer cut") || !strings.Contains(got, `path="/apis/batch/v1/cut"`) {
+		t.Fatalf("cut answer not logged: %q", got)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for klog's writes and the test's reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

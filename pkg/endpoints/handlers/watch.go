@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"math/rand"
 	"net/http"
 	"strconv"
@@ -94,6 +95,11 @@ func (c *call) serveWatch(wt rest.Watcher, opts metav1.ListOptions) error {
 func (c *call) watchEvent(e watch.Event) (watch.Event, error) {
 	switch {
 	case e.Type == watch.Error:
+		// Storage ends a watch with a Status; a server error in it is
+		// logged like any other 5xx answer.
+		if s, ok := e.Object.(*metav1.Status); ok && s.Code >= http.StatusInternalServerError {
+			klog.ErrorS(errors.New(s.Message), "Watch ended by a server error", "path", c.r.URL.Path, "code", s.Code)
+		}
 	case c.format.As == negotiation.AsTable && e.Type != watch.Bookmark:
 		t, err := table.Convert(c.res.Table, e.Object, c.query.Get("includeObject"), c.format.AsVersion, time.Now())
 		if err != nil {

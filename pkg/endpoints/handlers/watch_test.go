@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"strings"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/registry"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
@@ -59,5 +62,46 @@ func TestWatch_EventThatCannotBeConvertedEndsTheStreamWithAnError(t *testing.T) 
 	}
 	if ev.Type != "ERROR" || ev.Object.Code != 500 || ev.Object.Reason != metav1.StatusReasonInternalError {
 		t.Fatalf("event %s, want an ERROR with a 500 Status", lines[0])
+	}
+}
+
+// A watch that storage ends with a server error (a 5xx Status in an
+// ERROR event) is logged with the error's message, as every 5xx is; an
+// expired resourceVersion (410) is the client's to handle, not logged.
+func TestWatch_ServerErrorEventIsLogged(t *testing.T) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("alsologtostderr", "false")
+	var buf bytes.Buffer
+	klog.SetOutput(&buf)
+	t.Cleanup(func() { _ = fs.Set("logtostderr", "true"); klog.SetOutput(nil) })
+
+	for _, tc := range []struct {
+		status metav1.Status
+		logged bool
+	}{
+		{metav1.Status{Status: metav1.StatusFailure, Code: 500, Reason: metav1.StatusReasonInternalError, Message: "decoding stored object: disk on fire"}, true},
+		{metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version: 1 (5)"}, false},
+	} {
+		buf.Reset()
+		reg := registry.New()
+		status := tc.status
+		reg.Add(&registry.Entry{
+			Resource: &rest.Resource{
+				GroupVersionKind: corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+				Plural:           "configmaps", Namespaced: true,
+				New: fakeNewConfigMap, NewList: func() runtime.Object { return &corev1.ConfigMapList{} },
+			},
+			Storage: eventsWatcher{[]watch.Event{{Type: watch.Error, Object: &status}}},
+		})
+		w := dispatchRequest(&Handler{Registry: reg}, "GET", "/api/v1/namespaces/ns1/configmaps?watch=1", "", "")
+		if !strings.Contains(w.Body.String(), `"type":"ERROR"`) {
+			t.Fatalf("%d: no ERROR event: %s", status.Code, w.Body)
+		}
+		klog.Flush()
+		if logged := strings.Contains(buf.String(), status.Message); logged != tc.logged {
+			t.Fatalf("%d: logged %v, want %v: %q", status.Code, logged, tc.logged, buf.String())
+		}
 	}
 }
