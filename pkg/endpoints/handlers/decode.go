@@ -87,12 +87,13 @@ func (c *call) decode(validation string) (runtime.Object, error) {
 		}
 	case negotiation.YAML:
 		dups := yamlDuplicates(data)
-		if data, err = yaml.YAMLToJSON(data); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("error converting YAML to JSON: %v", err))
+		converted, yamlErr := yaml.YAMLToJSON(data)
+		if yamlErr != nil {
+			return nil, unrecognized(res.Kind, yamlErr, data)
 		}
-		obj, err = c.decodeJSON(data, validation, dups...)
+		obj, err = c.decodeJSON(converted, data, validation, dups...)
 	default:
-		obj, err = c.decodeJSON(data, validation)
+		obj, err = c.decodeJSON(data, data, validation)
 	}
 	if err != nil {
 		return nil, err
@@ -125,14 +126,15 @@ type typeMeta = struct {
 	Kind       string `json:"kind,omitempty"`
 }
 
-// decodeJSON decodes a JSON body; extra are problems found in the body's
+// decodeJSON decodes a JSON body, converted from original (the body as
+// sent, which error messages quote); extra are problems found in the
 // original form (duplicate YAML keys), reported with the JSON ones.
 // Errors name the body's kind and version as kube's do.
-func (c *call) decodeJSON(data []byte, validation string, extra ...error) (runtime.Object, error) {
+func (c *call) decodeJSON(data, original []byte, validation string, extra ...error) (runtime.Object, error) {
 	res := c.res
 	var tm typeMeta
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &tm); err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): couldn't get version/kind; json parse error: %v (%s)", res.Kind, err, summarize(data)))
+		return nil, unrecognized(res.Kind, fmt.Errorf("couldn't get version/kind; json parse error: %w", err), original)
 	}
 	kind, version := res.Kind, res.Version
 	if tm.Kind != "" {
@@ -187,6 +189,12 @@ func (c *call) unmarshal(data []byte) (runtime.Object, []error, error) {
 		strict = append(strict, fmt.Errorf("unknown field %q", path))
 	}
 	return u, strict, nil
+}
+
+// unrecognized is kube's 400 for a body that is not an object at all,
+// quoting the start of the body as sent.
+func unrecognized(kind string, err error, body []byte) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", kind, err, summarize(body)))
 }
 
 // summarize is how kube quotes an unreadable body: <empty>, the start of

@@ -303,7 +303,7 @@ func (c *call) applyConfiguration(body []byte, validation string) (map[string]in
 	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
 	}
-	obj, err := c.decodeJSON(data, validation, yamlDuplicates(body)...)
+	obj, err := c.decodeJSON(data, body, validation, yamlDuplicates(body)...)
 	if err != nil {
 		return nil, err
 	}
