@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestList_SelectorsWithLimitAndResourceVersion crosses label and field
@@ -174,5 +175,75 @@ func TestKubectl_SelectorsEventsAndDescribe(t *testing.T) {
 	out, _ = kubectl(t, "-n", ns, "get", "cj", "-l", "app=x", "-w", "--request-timeout=2s")
 	if !strings.Contains(out, "x ") || strings.Contains(out, "Error") {
 		t.Errorf("get -w -l: %s", out)
+	}
+}
+
+// TestFieldSelectors_LabelsAsKube: each kind takes the field labels kube
+// takes, in the served version's names (events.k8s.io says regarding.name
+// and reportingController where the stored core event says
+// involvedObject.name and reportingComponent), and refuses the others in
+// kube's words, which differ for kinds kube gives a field label conversion
+// (answers taken from kube-apiserver v1.29.15).
+func TestFieldSelectors_LabelsAsKube(t *testing.T) {
+	ns := namespace(t)
+	for i, name := range []string{"a", "b"} {
+		ev := &corev1.Event{
+			ObjectMeta:          metav1.ObjectMeta{Name: "e" + name},
+			InvolvedObject:      corev1.ObjectReference{Kind: "CronJob", APIVersion: "batch/v1", Namespace: ns, Name: name, UID: types.UID("uid-" + name)},
+			Type:                []string{"Normal", "Warning"}[i],
+			Reason:              "R" + name,
+			Message:             "m",
+			ReportingController: "ctl/" + name,
+			ReportingInstance:   "i",
+		}
+		if _, err := srv.Client.CoreV1().Events(ns).Create(ctx(t), ev, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events := "/api/v1/namespaces/" + ns + "/events"
+	events2 := "/apis/events.k8s.io/v1/namespaces/" + ns + "/events"
+	cases := []struct {
+		path, selector string
+		code           int
+		want           string // the items, or the 400's message
+	}{
+		{events2, "regarding.name=b", 200, "eb"},
+		{events2, "regarding.uid=uid-a,regarding.kind=CronJob,regarding.apiVersion=batch/v1,regarding.namespace=" + ns, 200, "ea"},
+		{events2, "regarding.name!=b,regarding.resourceVersion=,regarding.fieldPath=", 200, "ea"},
+		{events2, "reportingController=ctl/b", 200, "eb"},
+		{events2, "type=Warning,reason=Rb,metadata.name=eb,metadata.namespace=" + ns, 200, "eb"},
+		{events2, "involvedObject.name=a", 400, "field label not supported: involvedObject.name"},
+		{events2, "reportingComponent=ctl/a", 400, "field label not supported: reportingComponent"},
+		{events2, "source=ctl/a", 400, "field label not supported: source"},
+		{events2, "spec.x=1,note=2", 400, "field label not supported: note"},
+		{events, "involvedObject.name=a,reportingComponent=ctl/a,source=ctl/a", 200, "ea"},
+		{events, "reportingController=x", 400, "field label not supported: reportingController"},
+		{events, "spec.x=1", 400, "field label not supported: spec.x"},
+		{"/api/v1/namespaces", "metadata.name=" + ns + ",status.phase=Active", 200, ns},
+		{"/api/v1/namespaces", "metadata.namespace=x", 400, "field label not supported: metadata.namespace"},
+		{"/api/v1/namespaces/" + ns + "/secrets", "type=Opaque,metadata.namespace=" + ns, 200, ""},
+		{"/api/v1/namespaces/" + ns + "/secrets", "spec.x=1", 400, "field label not supported: spec.x"},
+		{"/apis/batch/v1/namespaces/" + ns + "/jobs", "status.successful=0,metadata.namespace=" + ns, 200, ""},
+		{"/apis/batch/v1/namespaces/" + ns + "/jobs", "spec.x=1", 400, `field label "spec.x" not supported for Job`},
+		{"/apis/batch/v1/namespaces/" + ns + "/cronjobs", "spec.x=1", 400, `"spec.x" is not a known field selector: only "metadata.name", "metadata.namespace"`},
+		{"/api/v1/namespaces/" + ns + "/configmaps", "data.a=1", 400, `"data.a" is not a known field selector: only "metadata.name", "metadata.namespace"`},
+	}
+	for _, tc := range cases {
+		for _, limit := range []string{"", "1"} {
+			q := url.Values{"fieldSelector": {tc.selector}}
+			if limit != "" {
+				q.Set("limit", limit)
+			}
+			if tc.code == 200 {
+				if got := collect(t, tc.path, q); got != tc.want {
+					t.Errorf("%s ?%s: items %q, want %q", tc.path, q.Encode(), got, tc.want)
+				}
+				continue
+			}
+			code, b, _ := getList(t, tc.path, q)
+			if code != tc.code || b.Message != tc.want {
+				t.Errorf("%s ?%s: %d %q, want %d %q", tc.path, q.Encode(), code, b.Message, tc.code, tc.want)
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 
@@ -42,7 +43,18 @@ func jobResource() *generic.Resource {
 		SelectableFields: func(obj runtime.Object) fields.Set {
 			return fields.Set{"status.successful": strconv.Itoa(int(obj.(*batchv1.Job).Status.Succeeded))}
 		},
+		FieldLabels: jobFieldLabels,
 	}
+}
+
+// jobFieldLabels are the field labels of Jobs, refused in kube's words
+// for Jobs.
+func jobFieldLabels(label string) (string, error) {
+	switch label {
+	case "metadata.name", "metadata.namespace", "status.successful":
+		return label, nil
+	}
+	return "", fmt.Errorf("field label %q not supported for Job", label)
 }
 
 // Labels kube puts on a Job's pods to tie them to it.

@@ -44,6 +44,7 @@ func EventResource() *generic.Resource {
 		Codec:            EventCodec(),
 		Strategy:         eventStrategy{},
 		SelectableFields: EventFields,
+		FieldLabels:      EventFieldLabels,
 	}
 }
 
@@ -54,6 +55,13 @@ func EventCodec() storage.Codec {
 
 // EventFields are the fields a fieldSelector on events may use, computed
 // from a stored core/v1 Event.
+// EventFieldLabels are the field labels of core/v1 events: the names of
+// EventFields and of the object's name and namespace.
+var EventFieldLabels = generic.SupportedFieldLabels("metadata.name", "metadata.namespace",
+	"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
+	"involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath",
+	"reason", "reportingComponent", "source", "type")
+
 func EventFields(obj runtime.Object) fields.Set {
 	e := obj.(*corev1.Event)
 	source := e.Source.Component

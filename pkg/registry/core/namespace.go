@@ -48,6 +48,8 @@ func NamespaceResource() *generic.Resource {
 		SelectableFields: func(obj runtime.Object) fields.Set {
 			return fields.Set{"status.phase": string(obj.(*corev1.Namespace).Status.Phase)}
 		},
+		// Namespaces have no namespace to select by.
+		FieldLabels: generic.SupportedFieldLabels("metadata.name", "status.phase"),
 		Serve: func(s *generic.Store) (rest.Storage, map[string]rest.Storage) {
 			return namespaceStorage{s}, map[string]rest.Storage{
 				"status":   s.Subresource("status"),

@@ -43,6 +43,7 @@ func SecretResource() *generic.Resource {
 		SelectableFields: func(obj runtime.Object) fields.Set {
 			return fields.Set{"type": string(obj.(*corev1.Secret).Type)}
 		},
+		FieldLabels: generic.SupportedFieldLabels("metadata.name", "metadata.namespace", "type"),
 	}
 }
 

@@ -55,7 +55,32 @@ func Resources() []*generic.Resource {
 			},
 		},
 		SelectableFields: core.EventFields,
+		FieldLabels:      fieldLabels,
 	}}
+}
+
+// storedFields maps the field labels of events.k8s.io/v1 to the fields of
+// the stored core/v1 event they select by; other labels are refused.
+var storedFields = map[string]string{
+	"metadata.name":             "metadata.name",
+	"metadata.namespace":        "metadata.namespace",
+	"regarding.kind":            "involvedObject.kind",
+	"regarding.namespace":       "involvedObject.namespace",
+	"regarding.name":            "involvedObject.name",
+	"regarding.uid":             "involvedObject.uid",
+	"regarding.apiVersion":      "involvedObject.apiVersion",
+	"regarding.resourceVersion": "involvedObject.resourceVersion",
+	"regarding.fieldPath":       "involvedObject.fieldPath",
+	"reason":                    "reason",
+	"reportingController":       "reportingComponent",
+	"type":                      "type",
+}
+
+func fieldLabels(label string) (string, error) {
+	if f, ok := storedFields[label]; ok {
+		return f, nil
+	}
+	return "", fmt.Errorf("field label not supported: %s", label)
 }
 
 // ToCore converts an events.k8s.io/v1 event to the stored core/v1 form.

@@ -64,8 +64,18 @@ func (s *Store) predicate(opts *rest.ListOptions) (storage.SelectionPredicate, e
 	if opts.Field == nil {
 		return p, nil
 	}
+	if convert := s.Resource.FieldLabels; convert != nil {
+		f, err := opts.Field.Transform(func(label, value string) (string, string, error) {
+			field, err := convert(label)
+			return field, value, err
+		})
+		if err != nil {
+			return p, apierrors.NewBadRequest(err.Error())
+		}
+		p.Field = f
+	}
 	supported := s.fieldSet(nil)
-	for _, req := range opts.Field.Requirements() {
+	for _, req := range p.Field.Requirements() {
 		if _, ok := supported[req.Field]; !ok {
 			names := make([]string, 0, len(supported))
 			for name := range supported {

@@ -1,6 +1,8 @@
 package generic
 
 import (
+	"fmt"
+
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -92,6 +94,12 @@ type Resource struct {
 	// SelectableFields returns the fields a fieldSelector may use beyond
 	// metadata.name and metadata.namespace, on the stored type.
 	SelectableFields func(obj runtime.Object) fields.Set
+	// FieldLabels, when set, is the kind's field label conversion, as kube
+	// has for some kinds: it maps a fieldSelector label, as the served
+	// version names it, to the selectable field it means, or refuses it
+	// with the error that is the 400's message. Without it a label is a
+	// selectable field's name.
+	FieldLabels func(label string) (string, error)
 
 	// NameValidation checks metadata.name; nil means a DNS subdomain.
 	NameValidation apivalidation.ValidateNameFunc
@@ -153,4 +161,18 @@ func (r *Resource) storageResource() string {
 		return r.StorageResource
 	}
 	return r.Plural
+}
+
+// SupportedFieldLabels is the field label conversion of a kind whose
+// labels are its selectable fields' names, refusing all but supported
+// as kube's conversions word it.
+func SupportedFieldLabels(supported ...string) func(string) (string, error) {
+	return func(label string) (string, error) {
+		for _, s := range supported {
+			if label == s {
+				return label, nil
+			}
+		}
+		return "", fmt.Errorf("field label not supported: %s", label)
+	}
 }
