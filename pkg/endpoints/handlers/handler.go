@@ -540,7 +540,11 @@ func (c *call) deleteCollection(d rest.CollectionDeleter) (int, runtime.Object, 
 
 // checkName refuses a body that names another object than the path.
 func checkName(obj runtime.Object, name string) error {
-	if got := metaOf(obj).GetName(); got != name {
+	got := metaOf(obj).GetName()
+	if got == "" {
+		return apierrors.NewBadRequest("the name of the object (" + name + " based on URL) was undeterminable: name must be provided")
+	}
+	if got != name {
 		return apierrors.NewBadRequest("the name of the object (" + got + ") does not match the name on the URL (" + name + ")")
 	}
 	return nil
