@@ -205,15 +205,22 @@ func TestGetAndList_TooLargeResourceVersionIs504WithRetryAfter(t *testing.T) {
 	future := strconv.FormatInt(1<<40, 10)
 	start := time.Now()
 	code, b, h := getList(t, "/apis/batch/v1/namespaces/"+ns+"/cronjobs", url.Values{"resourceVersion": {future}, "resourceVersionMatch": {"NotOlderThan"}})
-	if code != 504 || b.Reason != "Timeout" || !strings.Contains(b.Message, "Too large resource version") || h.Get("Retry-After") != "1" {
+	// kube's words: the version asked for and the store's.
+	tooLarge := "Timeout: Too large resource version: " + future + ", current: "
+	if code != 504 || b.Reason != "Timeout" || !strings.HasPrefix(b.Message, tooLarge) || h.Get("Retry-After") != "1" {
 		t.Fatalf("%d %s %q Retry-After %q", code, b.Reason, b.Message, h.Get("Retry-After"))
 	}
 	if waited := time.Since(start); waited < 2*time.Second {
 		t.Fatalf("answered after %s, want a wait of about 3s first", waited)
 	}
 	code, b, _ = getList(t, "/apis/batch/v1/namespaces/"+ns+"/cronjobs/none", url.Values{"resourceVersion": {future}})
-	if code != 504 || !strings.Contains(b.Message, "Too large resource version") {
+	if code != 504 || !strings.HasPrefix(b.Message, tooLarge) {
 		t.Fatalf("get: %d %q", code, b.Message)
+	}
+	// An exact list from the future (kube answers it with a 500).
+	code, b, _ = getList(t, "/apis/batch/v1/namespaces/"+ns+"/cronjobs", url.Values{"resourceVersion": {future}, "resourceVersionMatch": {"Exact"}})
+	if current := strings.TrimPrefix(b.Message, tooLarge); code != 504 || current == b.Message || current == "0" || current == future {
+		t.Fatalf("exact: %d %q", code, b.Message)
 	}
 }
 
@@ -379,7 +386,7 @@ func TestCompaction_ExpiredRevisionsAreGone(t *testing.T) {
 		t.Fatalf("continue after compaction: %d %s %s", code, b.Reason, b.Message)
 	}
 	code, b, _ = getList(t, path, url.Values{"resourceVersion": {first.ResourceVersion}, "resourceVersionMatch": {"Exact"}})
-	if code != 410 || b.Reason != "Expired" {
+	if code != 410 || b.Reason != "Expired" || b.Message != "The resourceVersion for the provided list is too old." {
 		t.Fatalf("exact after compaction: %d %s %s", code, b.Reason, b.Message)
 	}
 	status, next := rawWatch(t, path, url.Values{"resourceVersion": {first.ResourceVersion}})

@@ -29,7 +29,9 @@ type Error struct {
 	// Revision is the revision involved, where there is one (the current
 	// revision for a too-large resourceVersion, the compacted one for Expired).
 	Revision int64
-	Msg      string
+	// Requested is the revision asked for, for a too-large resourceVersion.
+	Requested int64
+	Msg       string
 }
 
 func (e *Error) Error() string {
@@ -46,7 +48,7 @@ func (e *Error) Error() string {
 	case ErrCodeExpired:
 		return fmt.Sprintf("required revision has been compacted: %d", e.Revision)
 	case ErrCodeTooLargeResourceVersion:
-		return fmt.Sprintf("Too large resource version: current %d", e.Revision)
+		return fmt.Sprintf("Too large resource version: %d, current: %d", e.Requested, e.Revision)
 	case ErrCodeInvalidContinue:
 		return "invalid continue token"
 	}

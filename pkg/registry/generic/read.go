@@ -148,6 +148,10 @@ func (s *Store) list(ctx context.Context, namespace string, opts *rest.ListOptio
 		return s.Storage.List(ctx, s.prefix(namespace), lopts)
 	})
 	if err != nil {
+		if storage.IsExpired(err) && opts.Continue == "" {
+			// An exact list from a compacted revision, in kube's words.
+			return nil, apierrors.NewResourceExpired("The resourceVersion for the provided list is too old.")
+		}
 		return nil, s.apiError(err, "")
 	}
 	items := res.Items

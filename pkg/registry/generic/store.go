@@ -199,13 +199,13 @@ func (s *Store) apiError(err error, name string) error {
 	case storage.ErrCodeInvalidContinue:
 		return apierrors.NewBadRequest("invalid continue token: " + se.Error())
 	case storage.ErrCodeTooLargeResourceVersion:
-		return newTooLargeResourceVersionError(se.Revision)
+		return newTooLargeResourceVersionError(se)
 	}
 	return apierrors.NewInternalError(err)
 }
 
-func newTooLargeResourceVersionError(current int64) error {
-	err := apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: current %d", current), 1)
+func newTooLargeResourceVersionError(se *storage.Error) error {
+	err := apierrors.NewTimeoutError(se.Error(), 1)
 	err.ErrStatus.Details.Causes = []metav1.StatusCause{{
 		Type:    metav1.CauseTypeResourceVersionTooLarge,
 		Message: "Too large resource version",

@@ -524,7 +524,7 @@ func (c *Cache) waitFor(ctx context.Context, rv int64) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-deadline.C:
-			return &storage.Error{Code: storage.ErrCodeTooLargeResourceVersion, Revision: current}
+			return &storage.Error{Code: storage.ErrCodeTooLargeResourceVersion, Requested: rv, Revision: current}
 		}
 	}
 }

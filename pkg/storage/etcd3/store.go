@@ -122,7 +122,8 @@ func classify(err error, key string, rev int64) error {
 	case errors.Is(err, rpctypes.ErrCompacted):
 		return &storage.Error{Code: storage.ErrCodeExpired, Key: key, Revision: rev}
 	case errors.Is(err, rpctypes.ErrFutureRev):
-		return &storage.Error{Code: storage.ErrCodeTooLargeResourceVersion, Key: key, Revision: rev}
+		// etcd does not say how far it is: the caller may fill Revision.
+		return &storage.Error{Code: storage.ErrCodeTooLargeResourceVersion, Key: key, Requested: rev}
 	}
 	return fmt.Errorf("etcd: %w", err)
 }
@@ -156,7 +157,7 @@ func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions) (r
 	}
 	if opts.Mode == storage.ReadNotOlderThan || opts.Mode == storage.ReadExact {
 		if opts.ResourceVersion > resp.Header.Revision {
-			return nil, &storage.Error{Code: storage.ErrCodeTooLargeResourceVersion, Key: key, Revision: resp.Header.Revision}
+			return nil, &storage.Error{Code: storage.ErrCodeTooLargeResourceVersion, Key: key, Requested: opts.ResourceVersion, Revision: resp.Header.Revision}
 		}
 	}
 	if len(resp.Kvs) == 0 {
@@ -197,12 +198,17 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		resp, err := s.client.Get(ctx, start, ops...)
 		s.timed("list", began)
 		if err != nil {
-			return nil, classify(err, prefix, rev)
+			err = classify(err, prefix, rev)
+			var se *storage.Error
+			if errors.As(err, &se) && se.Code == storage.ErrCodeTooLargeResourceVersion {
+				se.Revision, _ = s.CurrentResourceVersion(ctx)
+			}
+			return nil, err
 		}
 		if rev == 0 {
 			rev = resp.Header.Revision
 			if opts.Mode == storage.ReadNotOlderThan && opts.ResourceVersion > rev {
-				return nil, &storage.Error{Code: storage.ErrCodeTooLargeResourceVersion, Key: prefix, Revision: rev}
+				return nil, &storage.Error{Code: storage.ErrCodeTooLargeResourceVersion, Key: prefix, Requested: opts.ResourceVersion, Revision: rev}
 			}
 		}
 		var last *mvccpb.KeyValue
@@ -532,7 +538,7 @@ func (w *watcher) run(ctx context.Context, s *Store, key string, opts storage.Wa
 			return
 		}
 		if opts.Mode == storage.ReadNotOlderThan && list.ResourceVersion < opts.ResourceVersion {
-			w.fail(ctx, &storage.Error{Code: storage.ErrCodeTooLargeResourceVersion, Revision: list.ResourceVersion})
+			w.fail(ctx, &storage.Error{Code: storage.ErrCodeTooLargeResourceVersion, Requested: opts.ResourceVersion, Revision: list.ResourceVersion})
 			return
 		}
 		for _, obj := range list.Items {
