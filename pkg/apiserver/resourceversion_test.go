@@ -382,8 +382,14 @@ func TestCompaction_ExpiredRevisionsAreGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, b, _ := getList(t, path, url.Values{"limit": {"1"}, "continue": {page.Metadata.Continue}})
-	if code != 410 || b.Reason != "Expired" {
+	if code != 410 || b.Reason != "Expired" || !strings.HasPrefix(b.Message, "The provided continue parameter is too old to display a consistent list result.") {
 		t.Fatalf("continue after compaction: %d %s %s", code, b.Reason, b.Message)
+	}
+	// As kube's, the answer carries a token for the rest of the list at
+	// the latest revision.
+	code, rest, _ := getList(t, path, url.Values{"limit": {"5"}, "continue": {b.Metadata.Continue}})
+	if code != 200 || itemNames(rest) != "b,c" || rvOf(t, rest.Metadata.ResourceVersion) < rvOf(t, latest.ResourceVersion) {
+		t.Fatalf("inconsistent continue: %d %q at %s", code, itemNames(rest), rest.Metadata.ResourceVersion)
 	}
 	code, b, _ = getList(t, path, url.Values{"resourceVersion": {first.ResourceVersion}, "resourceVersionMatch": {"Exact"}})
 	if code != 410 || b.Reason != "Expired" || b.Message != "The resourceVersion for the provided list is too old." {

@@ -16,6 +16,10 @@ type continueToken struct {
 	Start      string `json:"start"`
 }
 
+// inconsistentRV is the revision of a token that resumes at the latest
+// revision instead of the first page's.
+const inconsistentRV = -1
+
 // EncodeContinue returns the token of a paged list that resumes at key,
 // under prefix, at revision rv.
 func EncodeContinue(key, prefix string, rv int64) (string, error) {
@@ -27,7 +31,8 @@ func EncodeContinue(key, prefix string, rv int64) (string, error) {
 }
 
 // DecodeContinue returns the key, under prefix, and the revision at which
-// a paged list resumes. A token that cannot be read is an error for which
+// a paged list resumes; 0 for a token that resumes at the latest revision
+// (see Error.Continue). A token that cannot be read is an error for which
 // IsInvalidContinue is true, saying why; a token never reaches above
 // prefix.
 func DecodeContinue(token, prefix string) (string, int64, error) {
@@ -49,7 +54,7 @@ func DecodeContinue(token, prefix string) (string, int64, error) {
 	switch {
 	case t.APIVersion != "meta.k8s.io/v1":
 		return "", 0, invalid(fmt.Sprintf("server does not recognize this encoded version %s", t.APIVersion))
-	case t.RV <= 0:
+	case t.RV == 0:
 		return "", 0, invalid("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
 	case t.Start == "":
 		return "", 0, invalid("encoded start key empty (version meta.k8s.io/v1)")
@@ -60,5 +65,15 @@ func DecodeContinue(token, prefix string) (string, int64, error) {
 			return "", 0, invalid(t.Start)
 		}
 	}
-	return prefix + start, t.RV, nil
+	rv := t.RV
+	if rv < 0 {
+		rv = 0
+	}
+	return prefix + start, rv, nil
+}
+
+// InconsistentContinue returns the token that resumes a list at key, under
+// prefix, at the latest revision.
+func InconsistentContinue(key, prefix string) (string, error) {
+	return EncodeContinue(key, prefix, inconsistentRV)
 }

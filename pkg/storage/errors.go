@@ -31,7 +31,11 @@ type Error struct {
 	Revision int64
 	// Requested is the revision asked for, for a too-large resourceVersion.
 	Requested int64
-	Msg       string
+	// Continue, for an expired continue token, is a token that goes on
+	// from the same key at the latest revision: the rest of the list, no
+	// longer consistent with its first pages.
+	Continue string
+	Msg      string
 }
 
 func (e *Error) Error() string {

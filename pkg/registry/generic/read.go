@@ -2,6 +2,7 @@ package generic
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -130,6 +131,24 @@ func (s *Store) attrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 	return labels.Set(m.GetLabels()), s.fieldSet(obj), nil
 }
 
+// expiredList is kube's 410 for a list from a compacted revision: an
+// exact list, or a page after the first, which comes with a token for
+// the rest of the list at the latest revision.
+func expiredList(err error, continued bool) error {
+	if !continued {
+		return apierrors.NewResourceExpired("The resourceVersion for the provided list is too old.")
+	}
+	status := apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. " +
+		"You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. " +
+		"Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time " +
+		"the first chunk was returned and now may show up in the list.")
+	var se *storage.Error
+	if errors.As(err, &se) {
+		status.ErrStatus.ListMeta.Continue = se.Continue
+	}
+	return status
+}
+
 // List reads a collection as a *rest.List.
 func (s *Store) List(ctx context.Context, namespace string, opts *rest.ListOptions) (runtime.Object, error) {
 	return s.list(ctx, namespace, opts)
@@ -148,9 +167,8 @@ func (s *Store) list(ctx context.Context, namespace string, opts *rest.ListOptio
 		return s.Storage.List(ctx, s.prefix(namespace), lopts)
 	})
 	if err != nil {
-		if storage.IsExpired(err) && opts.Continue == "" {
-			// An exact list from a compacted revision, in kube's words.
-			return nil, apierrors.NewResourceExpired("The resourceVersion for the provided list is too old.")
+		if storage.IsExpired(err) {
+			return nil, expiredList(err, opts.Continue != "")
 		}
 		return nil, s.apiError(err, "")
 	}

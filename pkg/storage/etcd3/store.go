@@ -200,8 +200,13 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		if err != nil {
 			err = classify(err, prefix, rev)
 			var se *storage.Error
-			if errors.As(err, &se) && se.Code == storage.ErrCodeTooLargeResourceVersion {
-				se.Revision, _ = s.CurrentResourceVersion(ctx)
+			if errors.As(err, &se) {
+				switch {
+				case se.Code == storage.ErrCodeTooLargeResourceVersion:
+					se.Revision, _ = s.CurrentResourceVersion(ctx)
+				case se.Code == storage.ErrCodeExpired && opts.Continue != "":
+					se.Continue, _ = storage.InconsistentContinue(start, prefix)
+				}
 			}
 			return nil, err
 		}
