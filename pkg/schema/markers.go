@@ -4,7 +4,8 @@
 // Built-in types get theirs from their Go definitions plus the markers
 // kube's API types declare in comments (+listType, +listMapKey,
 // +mapType, +structType, +optional, +default, +enum), kept as data
-// generated from the sources of the k8s.io API modules in go.mod.
+// generated from the sources of the k8s.io API modules in go.mod and of
+// this module's copies of kube's types (pkg/apis).
 package schema
 
 import "reflect"
