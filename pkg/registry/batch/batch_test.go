@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 )
@@ -182,3 +183,67 @@ func TestJob_SelectorAndLabelsGeneratedFromUID(t *testing.T) {
 		t.Fatalf("selector change allowed: %q", got)
 	}
 }
+
+func TestJobStatus_ValidatedAsKube(t *testing.T) {
+	i32 := func(n int32) *int32 { return &n }
+	earlier, later := metav1.Unix(1000, 0), metav1.Unix(2000, 0)
+	cases := []struct {
+		name   string
+		status batchv1.JobStatus
+		want   []string
+	}{
+		{"counts of zero", batchv1.JobStatus{Ready: i32(0), Terminating: i32(0)}, nil},
+		{"negative counts", batchv1.JobStatus{Active: -1, Succeeded: -2, Failed: -3, Ready: i32(-4), Terminating: i32(-5)}, []string{
+			"status.active: Invalid value: -1: must be greater than or equal to 0",
+			"status.succeeded: Invalid value: -2: must be greater than or equal to 0",
+			"status.failed: Invalid value: -3: must be greater than or equal to 0",
+			"status.ready: Invalid value: -4: must be greater than or equal to 0",
+			"status.terminating: Invalid value: -5: must be greater than or equal to 0",
+		}},
+		{"empty and duplicate uncounted pods, across both lists", batchv1.JobStatus{UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{
+			Succeeded: []types.UID{"", "a", "a"},
+			Failed:    []types.UID{"a", "", "b", "b"},
+		}}, []string{
+			`status.uncountedTerminatedPods.succeeded[0]: Invalid value: "": must not be empty`,
+			`status.uncountedTerminatedPods.succeeded[2]: Duplicate value: "a"`,
+			`status.uncountedTerminatedPods.failed[0]: Duplicate value: "a"`,
+			`status.uncountedTerminatedPods.failed[1]: Invalid value: "": must not be empty`,
+			`status.uncountedTerminatedPods.failed[3]: Duplicate value: "b"`,
+		}},
+		// kube v1.29 checks neither the times, the indexes nor the conditions.
+		{"completion before start, odd indexes and conditions", batchv1.JobStatus{
+			StartTime: &later, CompletionTime: &earlier, CompletedIndexes: "garbage", FailedIndexes: strPtr("x"),
+			Conditions: []batchv1.JobCondition{{Type: "", Status: "Bogus"}},
+		}, nil},
+	}
+	status := jobResource().Subresources["status"]
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			old := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "default"}}
+			job := old.DeepCopy()
+			job.Status = tc.status
+			var got []string
+			for _, e := range status.ValidateUpdate(job, old) {
+				got = append(got, e.Error())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Fatalf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestCronJobStatus_AcceptedAsKube(t *testing.T) {
+	old := validCronJob()
+	cj := old.DeepCopy()
+	future, past := metav1.Unix(4000000000, 0), metav1.Unix(1000, 0)
+	cj.Status = batchv1.CronJobStatus{
+		Active:           []corev1.ObjectReference{{}},
+		LastScheduleTime: &future, LastSuccessfulTime: &past,
+	}
+	if errs := cronJobResource().Subresources["status"].ValidateUpdate(cj, old); len(errs) > 0 {
+		t.Fatalf("kube v1.29 validates no CronJob status field, got %v", errs)
+	}
+}
+
+func strPtr(s string) *string { return &s }

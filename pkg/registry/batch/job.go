@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/cronplane/cronplane/pkg/codec"
@@ -38,7 +39,7 @@ func jobResource() *generic.Resource {
 		},
 		Codec:           codec.Protobuf(gvk, newFunc),
 		Strategy:        s,
-		Subresources:    map[string]generic.Strategy{"status": generic.StatusStrategy{}},
+		Subresources:    map[string]generic.Strategy{"status": generic.StatusStrategy{ValidateStatus: validateJobStatus}},
 		OrphanByDefault: true,
 		SelectableFields: func(obj runtime.Object) fields.Set {
 			return fields.Set{"status.successful": strconv.Itoa(int(obj.(*batchv1.Job).Status.Succeeded))}
@@ -172,6 +173,39 @@ func (s jobStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	errs = append(errs, apivalidation.ValidateImmutableField(job.Spec.Selector, oldJob.Spec.Selector, spec.Child("selector"))...)
 	errs = append(errs, apivalidation.ValidateImmutableField(job.Spec.CompletionMode, oldJob.Spec.CompletionMode, spec.Child("completionMode"))...)
 	errs = append(errs, apivalidation.ValidateImmutableField(job.Spec.Template, oldJob.Spec.Template, spec.Child("template"))...)
+	return errs
+}
+
+// validateJobStatus checks what kube v1.29 checks of a Job's status: counts
+// that are not negative and uncounted pods named once, across both lists.
+// Times, indexes and conditions are the controller's word, unchecked.
+func validateJobStatus(obj, _ runtime.Object) field.ErrorList {
+	status := &obj.(*batchv1.Job).Status
+	path := field.NewPath("status")
+	errs := nonNegative32(&status.Active, path.Child("active"))
+	errs = append(errs, nonNegative32(&status.Succeeded, path.Child("succeeded"))...)
+	errs = append(errs, nonNegative32(&status.Failed, path.Child("failed"))...)
+	errs = append(errs, nonNegative32(status.Ready, path.Child("ready"))...)
+	errs = append(errs, nonNegative32(status.Terminating, path.Child("terminating"))...)
+	if pods := status.UncountedTerminatedPods; pods != nil {
+		seen := map[types.UID]bool{}
+		for _, list := range []struct {
+			name string
+			uids []types.UID
+		}{{"succeeded", pods.Succeeded}, {"failed", pods.Failed}} {
+			for i, uid := range list.uids {
+				p := path.Child("uncountedTerminatedPods", list.name).Index(i)
+				switch {
+				case uid == "":
+					errs = append(errs, field.Invalid(p, uid, "must not be empty"))
+				case seen[uid]:
+					errs = append(errs, field.Duplicate(p, uid))
+				default:
+					seen[uid] = true
+				}
+			}
+		}
+	}
 	return errs
 }
 
