@@ -217,9 +217,6 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if err := opts.Serving.Validate(); err != nil {
 		return nil, err
 	}
-	for _, w := range opts.FeatureGates.Warnings() {
-		opts.Logger.Info(w)
-	}
 	// The RBAC storages check escalations with the authorizer, which is
 	// built once they serve.
 	escalation := &rbacregistry.Escalation{}

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"k8s.io/klog/v2"
 )
 
 // Stage is a gate's maturity.
@@ -57,8 +59,6 @@ var Known = map[string]Spec{
 type Gates struct {
 	known   map[string]Spec
 	enabled map[string]bool
-	// warnings are what setting GA and deprecated gates warns about.
-	warnings []string
 }
 
 // New returns the defaults of known.
@@ -96,20 +96,17 @@ func (g *Gates) Set(value string) error {
 			return fmt.Errorf("cannot set feature gate %v to %v, feature is locked to %v", name, on, spec.Default)
 		}
 		g.enabled[name] = on
+		// Logged while the flags are parsed, as kube does: in klog's text
+		// form even when --logging-format=json applies later.
 		switch spec.Stage {
 		case GA:
-			g.warnings = append(g.warnings, fmt.Sprintf("Setting GA feature gate %s=%t. It will be removed in a future release.", name, on))
+			klog.Warningf("Setting GA feature gate %s=%t. It will be removed in a future release.", name, on)
 		case Deprecated:
-			g.warnings = append(g.warnings, fmt.Sprintf("Setting deprecated feature gate %s=%t. It will be removed in a future release.", name, on))
+			klog.Warningf("Setting deprecated feature gate %s=%t. It will be removed in a future release.", name, on)
 		}
 	}
 	return nil
 }
-
-// Warnings are what the gates set so far warn about: GA gates that do
-// nothing any more, deprecated gates that will go. They are logged at
-// start.
-func (g *Gates) Warnings() []string { return g.warnings }
 
 // String lists the gates that differ from their default.
 func (g *Gates) String() string {
