@@ -78,7 +78,7 @@ func newCommand() *cobra.Command {
 		panic(err)
 	}
 	logging.AddFlags(f)
-	f.Int64Var(&opts.MinRequestTimeout, "min-request-timeout", opts.MinRequestTimeout, "seconds a watch without timeoutSeconds lasts at least (it lasts up to twice this)")
+	f.Int64Var(&opts.MinRequestTimeout, "min-request-timeout", opts.MinRequestTimeout, "seconds a watch without timeoutSeconds lasts at least (it lasts up to twice this); 0 ends such watches at once, as kube-apiserver v1.29 does")
 	cmd.AddCommand(probe.NewCommand())
 	return cmd
 }

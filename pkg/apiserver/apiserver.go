@@ -117,7 +117,8 @@ type Options struct {
 	// Admission are plugins that run after the built-in ones, in order,
 	// in both phases (for embedders and tests).
 	Admission []admission.Interface
-	// MinRequestTimeout (seconds) bounds watches without timeoutSeconds.
+	// MinRequestTimeout (seconds) bounds watches without timeoutSeconds; 0
+	// ends them at once.
 	MinRequestTimeout int64
 	// Serving sets the in-flight limits, the request timeout, the health
 	// checks and the graceful shutdown.

@@ -375,3 +375,40 @@ func TestProtection_WatchesLastBetweenMinRequestTimeoutAndTwiceIt(t *testing.T) 
 		}
 	}
 }
+
+// A watch whose timeout is not positive ends as soon as it starts, as in
+// kube-apiserver v1.29, which bounds the watch by a context of that
+// timeout: one without timeoutSeconds under --min-request-timeout=0, or
+// one with a negative timeoutSeconds whatever the minimum. A positive
+// timeoutSeconds still bounds it.
+func TestProtection_WatchWithATimeoutNotAboveZeroEndsAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		min      int64
+		query    string
+		from, to time.Duration
+	}{
+		{"no minimum, no timeoutSeconds", 0, "", 0, time.Second},
+		{"no minimum, timeoutSeconds=0", 0, "&timeoutSeconds=0", 0, time.Second},
+		{"no minimum, timeoutSeconds=1", 0, "&timeoutSeconds=1", time.Second, 1500 * time.Millisecond},
+		{"negative timeoutSeconds", 1800, "&timeoutSeconds=-1", 0, time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := apiservertest.Start(t, func(o *apiserver.Options) { o.MinRequestTimeout = tc.min })
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/api/v1/namespaces/kube-system/configmaps?watch=true"+tc.query, nil)
+			req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+			begin := time.Now()
+			resp, err := s.HTTPClient().Do(req)
+			if err != nil || resp.StatusCode != 200 {
+				t.Fatalf("watch%s: %v %v", tc.query, resp, err)
+			}
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if took := time.Since(begin); err != nil || took < tc.from || took > tc.to {
+				t.Errorf("watch%s ended after %s (%v), want between %s and %s", tc.query, took, err, tc.from, tc.to)
+			}
+		})
+	}
+}

@@ -44,8 +44,9 @@ type Handler struct {
 	// Admission is the chain every write passes: its mutating phase before
 	// the storage is called, its validating phase on the final object.
 	Admission admission.Chain
-	// MinRequestTimeout bounds watches: one without timeoutSeconds lasts a
-	// random time between it and twice it.
+	// MinRequestTimeout (seconds) bounds watches: one without timeoutSeconds
+	// lasts a random time between it and twice it; with 0 it ends at once,
+	// as kube's does.
 	MinRequestTimeout int64
 	FeatureGates      *featuregate.Gates
 	// Authorizer is asked, besides the request's own verb, whether an

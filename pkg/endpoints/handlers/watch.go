@@ -33,7 +33,11 @@ func (c *call) serveWatch(wt rest.Watcher, opts metav1.ListOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.r.Context(), c.watchTimeout(opts))
+	timeout := c.watchTimeout(opts)
+	ctx, cancel := context.WithCancel(c.r.Context())
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(c.r.Context(), timeout)
+	}
 	defer cancel()
 	w, err := wt.Watch(ctx, c.namespace, lo)
 	if err != nil {
@@ -51,6 +55,12 @@ func (c *call) serveWatch(wt rest.Watcher, opts metav1.ListOptions) error {
 	c.w.WriteHeader(http.StatusOK)
 	if flusher != nil {
 		flusher.Flush()
+	}
+	if timeout <= 0 {
+		// Over before it began: kube ends it as its context expires, at
+		// once; here always after the watch is set up, so that its errors
+		// still come as answers, and before any event.
+		return nil
 	}
 	if m := c.h.Metrics; m != nil {
 		defer m.WatchStarted(c.res.GroupVersionKind)()
@@ -174,16 +184,14 @@ func appendProtobufWatchEvent(buf []byte, e watch.Event) ([]byte, error) {
 	return append(buf, data...), nil
 }
 
-// watchTimeout is timeoutSeconds, or a random time between the minimum
-// request timeout and twice it, so that watches of many clients do not all
-// end at once.
+// watchTimeout is timeoutSeconds or, without it (or with 0), a random time
+// between the minimum request timeout and twice it, so that watches of
+// many clients do not all end at once. As in kube, a timeout that is not
+// positive (a negative timeoutSeconds, --min-request-timeout=0) ends the
+// watch at once rather than never.
 func (c *call) watchTimeout(opts metav1.ListOptions) time.Duration {
-	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds > 0 {
+	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds != 0 {
 		return time.Duration(*opts.TimeoutSeconds) * time.Second
 	}
-	min := c.h.MinRequestTimeout
-	if min <= 0 {
-		min = 1800
-	}
-	return time.Duration(float64(min)*(1+rand.Float64())) * time.Second
+	return time.Duration(float64(c.h.MinRequestTimeout) * (1 + rand.Float64()) * float64(time.Second))
 }

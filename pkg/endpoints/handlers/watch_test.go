@@ -47,7 +47,7 @@ func TestWatch_EventThatCannotBeConvertedEndsTheStreamWithAnError(t *testing.T) 
 			{Type: watch.Added, Object: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "later"}}},
 		}},
 	})
-	w := dispatchRequest(&Handler{Registry: reg}, "GET", "/api/v1/namespaces/ns1/configmaps?watch=1", "",
+	w := dispatchRequest(&Handler{Registry: reg, MinRequestTimeout: 1800}, "GET", "/api/v1/namespaces/ns1/configmaps?watch=1", "",
 		"Accept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
 	lines := strings.Split(strings.TrimSpace(w.Body.String()), "\n")
 	if w.Code != 200 || len(lines) != 1 {
