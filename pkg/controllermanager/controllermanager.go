@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -267,8 +268,16 @@ func elect(ctx context.Context, cfg *rest.Config, opts Options, start func(conte
 		host, _ := os.Hostname()
 		id = host + "_" + uuid.NewString()
 	}
-	lock, err := resourcelock.NewFromKubeconfig(resourcelock.LeasesResourceLock, opts.LeaseNamespace, opts.LeaseName,
-		resourcelock.ResourceLockConfig{Identity: id}, cfg, opts.RenewDeadline)
+	// As resourcelock.NewFromKubeconfig bounds each request, but keeping
+	// cfg's User-Agent, which it would replace with client-go's default.
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = max(opts.RenewDeadline/2, time.Second)
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, opts.LeaseNamespace, opts.LeaseName,
+		client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
 	if err != nil {
 		return err
 	}
