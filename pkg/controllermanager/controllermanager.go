@@ -33,7 +33,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -189,7 +188,7 @@ func Run(ctx context.Context, opts Options) error {
 		start(ctx)
 		return nil
 	}
-	return elect(ctx, clients.Config("leader-election"), opts, start)
+	return elect(ctx, clients, opts, start)
 }
 
 // runControllers builds the controllers on shared informers, starts
@@ -261,23 +260,35 @@ func trimCached(obj interface{}) (interface{}, error) {
 	return obj, nil
 }
 
-// elect runs start while this instance holds the Lease.
-func elect(ctx context.Context, cfg *rest.Config, opts Options, start func(context.Context)) error {
+// elect runs start while this instance holds the Lease. Its requests go
+// through the "leader-election" client, its Events on the Lease (became
+// leader, stopped leading) through the manager's own, as kube's do.
+func elect(ctx context.Context, clients ClientBuilder, opts Options, start func(context.Context)) error {
 	id := opts.Identity
 	if id == "" {
 		host, _ := os.Hostname()
 		id = host + "_" + uuid.NewString()
 	}
 	// As resourcelock.NewFromKubeconfig bounds each request, but keeping
-	// cfg's User-Agent, which it would replace with client-go's default.
-	cfg = rest.CopyConfig(cfg)
+	// our User-Agent, which it would replace with client-go's default.
+	cfg := clients.Config("leader-election")
 	cfg.Timeout = max(opts.RenewDeadline/2, time.Second)
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
+	eventClient, err := clients.Client(program)
+	if err != nil {
+		return err
+	}
+	events := record.NewBroadcaster()
+	defer events.Shutdown()
+	events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
 	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, opts.LeaseNamespace, opts.LeaseName,
-		client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
+		client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{
+			Identity:      id,
+			EventRecorder: events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: program}),
+		})
 	if err != nil {
 		return err
 	}
