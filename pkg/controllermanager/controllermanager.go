@@ -150,7 +150,11 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	var run []Descriptor
 	for _, d := range on {
-		if missing := unserved(disc, d.Requires); missing != nil {
+		missing, err := unserved(disc, d.Requires)
+		switch {
+		case err != nil:
+			klog.ErrorS(err, "Discovery failed: starting the controller without knowing whether the apiserver serves its API", "controller", d.Name)
+		case missing != nil:
 			klog.InfoS("Controller is disabled: the apiserver does not serve its API", "controller", d.Name, "resource", path.Join(missing.GroupVersion().String(), missing.Resource))
 			continue
 		}
@@ -179,16 +183,28 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
+	// A controller that fails to start ends the manager, as in kube; a
+	// leader gives up its Lease first.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	failed := make(chan error, 1)
 	start := func(ctx context.Context) {
 		if err := runControllers(ctx, clients, controllerClients, run, opts, health, m); err != nil {
-			klog.ErrorS(err, "Starting controllers")
+			failed <- fmt.Errorf("starting controllers: %w", err)
+			cancel()
 		}
 	}
 	if !opts.LeaderElect {
 		start(ctx)
+	} else if err := elect(ctx, clients, opts, start); err != nil {
+		return err
+	}
+	select {
+	case err := <-failed:
+		return err
+	default:
 		return nil
 	}
-	return elect(ctx, clients, opts, start)
 }
 
 // runControllers builds the controllers on shared informers, starts

@@ -2,6 +2,8 @@ package controllermanager
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -78,6 +80,14 @@ func namespaceController() Descriptor {
 			dyn, err := dynamic.NewForConfig(cc.Clients.Config(name))
 			if err != nil {
 				return nil, err
+			}
+			// As kube's: a namespace controller that can discover nothing
+			// could never empty a namespace; the manager ends instead.
+			if resources, err := client.Discovery().ServerPreferredNamespacedResources(); len(resources) == 0 {
+				if err == nil {
+					err = errors.New("no namespaced resources")
+				}
+				return nil, fmt.Errorf("unable to get any supported resources from server: %w", err)
 			}
 			c := namespace.New(client, dyn, cc.Informers.Core().V1().Namespaces())
 			return func(ctx context.Context) { c.Run(ctx, 2) }, nil

