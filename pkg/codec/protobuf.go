@@ -108,3 +108,15 @@ func EnvelopeFrame(apiVersion, kind string, rawLen int) (header, trailer []byte)
 func DecodeEnvelope(data []byte, gvk schema.GroupVersionKind, newFunc func() runtime.Object) (runtime.Object, error) {
 	return (&protobufCodec{gvk: gvk, new: newFunc}).Decode(data)
 }
+
+// OpenEnvelope reads kube's protobuf envelope as a client sends it: the
+// type it names and the object's own bytes, failing in the words of kube's
+// protobuf decoder.
+func OpenEnvelope(data []byte) (runtime.Unknown, error) {
+	var u runtime.Unknown
+	if !bytes.HasPrefix(data, ProtobufMagic) {
+		return u, fmt.Errorf("provided data does not appear to be a protobuf message, expected prefix %v", ProtobufMagic)
+	}
+	err := u.Unmarshal(data[len(ProtobufMagic):])
+	return u, err
+}

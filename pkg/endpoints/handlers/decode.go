@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,11 +21,13 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/cronplane/cronplane/pkg/audit"
 	"github.com/cronplane/cronplane/pkg/codec"
+	"github.com/cronplane/cronplane/pkg/endpoints/kubescheme"
 	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
 	"github.com/cronplane/cronplane/pkg/endpoints/request"
 	"github.com/cronplane/cronplane/pkg/storage"
@@ -68,7 +71,8 @@ func readBody(r *http.Request) ([]byte, error) {
 // decode reads the request body, in JSON, YAML or protobuf, as an object
 // of the served type, with the type's defaults applied, as kube's decoder
 // applies them. Unknown and duplicate fields are handled per
-// fieldValidation.
+// fieldValidation; a body of another kind or version is refused as kube
+// refuses it (see bodyKind).
 func (c *call) decode(validation string) (runtime.Object, error) {
 	mt, ok := negotiation.ContentType(c.r.Header.Get("Content-Type"))
 	if !ok || (mt == negotiation.Protobuf && !protobufCapable(c.res)) {
@@ -78,29 +82,113 @@ func (c *call) decode(validation string) (runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := c.res
-	var obj runtime.Object
-	switch mt {
-	case negotiation.Protobuf:
-		if obj, err = codec.DecodeEnvelope(data, res.GroupVersionKind, res.New); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", res.Kind, res.Version, res.Kind, err))
-		}
-	case negotiation.YAML:
-		dups := yamlDuplicates(data)
-		converted, yamlErr := yaml.YAMLToJSON(data)
-		if yamlErr != nil {
-			return nil, unrecognized(res.Kind, yamlErr, data)
-		}
-		obj, err = c.decodeJSON(converted, data, validation, dups...)
-	default:
-		obj, err = c.decodeJSON(data, data, validation)
-	}
+	obj, err := c.decodeBody(mt, data, validation)
 	if err != nil {
+		if c.customScale() {
+			// kube's scale of a custom resource cannot name its own type
+			// when a body fails to decode, so every failure reads alike.
+			return nil, apierrors.NewBadRequest(`no kind is registered for the type v1.Scale in scheme "pkg/runtime/scheme.go:100"`)
+		}
 		return nil, err
 	}
-	res.Defaults(obj)
+	c.res.Defaults(obj)
 	audit.LogRequestObject(c.r.Context(), obj)
 	return obj, nil
+}
+
+func (c *call) decodeBody(mt string, data []byte, validation string) (runtime.Object, error) {
+	res := c.res
+	switch mt {
+	case negotiation.Protobuf:
+		u, err := codec.OpenEnvelope(data)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", res.Kind, res.Version, res.Kind, err))
+		}
+		gvk, err := c.bodyKind(u.APIVersion, u.Kind, data)
+		if err != nil {
+			return nil, err
+		}
+		obj := res.New()
+		if err := obj.(codec.ProtoMessage).Unmarshal(u.Raw); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, res.Kind, err))
+		}
+		obj.GetObjectKind().SetGroupVersionKind(res.GroupVersionKind)
+		return obj, nil
+	case negotiation.YAML:
+		dups := yamlDuplicates(data)
+		converted, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return nil, unrecognized(res.Kind, err, data)
+		}
+		return c.decodeJSON(converted, data, validation, dups...)
+	}
+	return c.decodeJSON(data, data, validation)
+}
+
+// customResource tells whether the request is for a custom resource (or
+// one of its subresources), which kube reads without a scheme.
+func (c *call) customResource() bool {
+	_, ok := c.entry.New().(*unstructured.Unstructured)
+	return ok
+}
+
+// customScale tells whether the request is for a custom resource's scale.
+func (c *call) customScale() bool {
+	return c.customResource() && c.res.GroupVersionKind == autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+}
+
+// bodyKind resolves the kind and version a body declares (raw, as it
+// came) as kube's decoder for the served resource does, and refuses in
+// kube's words one it could not read as the served kind. A built-in kind
+// is read with kube's scheme (a definition with apiextensions'): a body
+// without apiVersion or kind is of the served one; a kind the scheme knows
+// cannot be converted, one it does not know is not registered, and the
+// served kind in another version is of the wrong API version. A custom
+// resource's body must say both, and its version must be the served one;
+// its kind is checked with the object (see decodeJSON).
+func (c *call) bodyKind(apiVersion, kind string, raw []byte) (schema.GroupVersionKind, error) {
+	res := c.res
+	unrecognized := func(err error) error {
+		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", res.Kind, err, summarize(raw)))
+	}
+	wrongVersion := func(gv schema.GroupVersion) error {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", gv, res.GroupVersion()))
+	}
+	if c.customResource() && !c.customScale() {
+		gv, err := schema.ParseGroupVersion(apiVersion)
+		if err != nil {
+			return schema.GroupVersionKind{}, unrecognized(err)
+		}
+		if kind == "" {
+			return schema.GroupVersionKind{}, unrecognized(fmt.Errorf("Object 'Kind' is missing in '%s'", raw))
+		}
+		if gv != res.GroupVersion() {
+			return schema.GroupVersionKind{}, wrongVersion(gv)
+		}
+		return gv.WithKind(kind), nil
+	}
+	gv := res.GroupVersion()
+	if apiVersion != "" {
+		var err error
+		if gv, err = schema.ParseGroupVersion(apiVersion); err != nil {
+			return schema.GroupVersionKind{}, unrecognized(err)
+		}
+	}
+	if kind == "" {
+		kind = res.Kind
+	}
+	gvk := gv.WithKind(kind)
+	scheme := kubescheme.Legacy
+	if res.Group == "apiextensions.k8s.io" {
+		scheme = kubescheme.APIExtensions
+	}
+	if err := scheme.Decode(gvk, res.GroupVersionKind, kubescheme.InternalType(res.GroupKind())); err != nil {
+		return gvk, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, res.Kind, err))
+	}
+	if gv != res.GroupVersion() {
+		return gvk, wrongVersion(gv)
+	}
+	return gvk, nil
 }
 
 // yamlDuplicates reports the duplicate keys of a YAML document, which the
@@ -126,31 +214,22 @@ type typeMeta = struct {
 	Kind       string `json:"kind,omitempty"`
 }
 
-// decodeJSON decodes a JSON body, converted from original (the body as
-// sent, which error messages quote); extra are problems found in the
-// original form (duplicate YAML keys), reported with the JSON ones.
-// Errors name the body's kind and version as kube's do.
-func (c *call) decodeJSON(data, original []byte, validation string, extra ...error) (runtime.Object, error) {
+// decodeJSON decodes a JSON body (raw is the body as it came, JSON or
+// YAML); extra are problems found in the body's original form (duplicate
+// YAML keys), reported with the JSON ones. Errors name the body's kind and
+// version as kube's do.
+func (c *call) decodeJSON(data, raw []byte, validation string, extra ...error) (runtime.Object, error) {
 	res := c.res
 	var tm typeMeta
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &tm); err != nil {
-		return nil, unrecognized(res.Kind, fmt.Errorf("couldn't get version/kind; json parse error: %w", err), original)
+		return nil, unrecognized(res.Kind, fmt.Errorf("couldn't get version/kind; json parse error: %w", err), raw)
 	}
-	kind, version := res.Kind, res.Version
-	if tm.Kind != "" {
-		kind = tm.Kind
-		if gv, err := schema.ParseGroupVersion(tm.APIVersion); err == nil && tm.APIVersion != "" {
-			version = gv.Version
-		}
+	gvk, err := c.bodyKind(tm.APIVersion, tm.Kind, raw)
+	if err != nil {
+		return nil, err
 	}
 	cannot := func(err error) error {
-		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", kind, version, res.Kind, err))
-	}
-	if tm.Kind != "" && tm.Kind != res.Kind {
-		return nil, cannot(fmt.Errorf("the kind in the data (%s) does not match the expected kind (%s)", tm.Kind, res.Kind))
-	}
-	if gv, err := schema.ParseGroupVersion(tm.APIVersion); err != nil || (tm.APIVersion != "" && gv != res.GroupVersion()) {
-		return nil, cannot(fmt.Errorf("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, res.GroupVersion()))
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, res.Kind, err))
 	}
 	obj, strict, err := c.unmarshal(data)
 	if err != nil {
@@ -158,6 +237,11 @@ func (c *call) decodeJSON(data, original []byte, validation string, extra ...err
 	}
 	if err := c.strictErrors(validation, append(extra, strict...)); err != nil {
 		return nil, cannot(err)
+	}
+	if gvk.Kind != res.Kind {
+		// A custom resource of its version's other kind: kube reads it,
+		// and its validation refuses it, before any other check.
+		return nil, apierrors.NewInvalid(gvk.GroupKind(), metaOf(obj).GetName(), field.ErrorList{field.Invalid(field.NewPath("kind"), gvk.Kind, "must be "+res.Kind)})
 	}
 	obj.GetObjectKind().SetGroupVersionKind(res.GroupVersionKind)
 	return obj, nil
@@ -283,34 +367,45 @@ func (c *call) deleteOptions() (*metav1.DeleteOptions, error) {
 	return opts, nil
 }
 
+// decodeDeleteOptions reads a DeleteOptions body as kube does, with meta's
+// scheme: DeleteOptions of any group version, meta.k8s.io/v1 if it names
+// none. What kube cannot read it answers with its decoder's own words (and
+// a 500, where SPEC.md has a client's mistake a 400).
 func decodeDeleteOptions(data []byte, contentType string, opts *metav1.DeleteOptions) error {
-	cannot := func(err error) error {
-		return apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: %v", err))
-	}
 	mt, ok := negotiation.ContentType(contentType)
 	if !ok {
 		return errUnsupportedMediaType(negotiation.Supported...)
 	}
+	var body metav1.DeleteOptions
 	switch mt {
 	case negotiation.Protobuf:
-		obj, err := codec.DecodeEnvelope(data, metav1.SchemeGroupVersion.WithKind("DeleteOptions"), func() runtime.Object { return &metav1.DeleteOptions{} })
+		u, err := codec.OpenEnvelope(data)
 		if err != nil {
-			return cannot(err)
+			return apierrors.NewBadRequest(err.Error())
 		}
-		*opts = *obj.(*metav1.DeleteOptions)
-		return nil
-	case negotiation.YAML:
-		var err error
-		if data, err = yaml.YAMLToJSON(data); err != nil {
-			return apierrors.NewBadRequest(fmt.Sprintf("error converting YAML to JSON: %v", err))
+		if err := checkDeleteOptionsKind(u.APIVersion, u.Kind); err != nil {
+			return err
 		}
-	}
-	var body metav1.DeleteOptions
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &body); err != nil {
-		return cannot(err)
-	}
-	if k := body.Kind; k != "" && k != "DeleteOptions" {
-		return cannot(fmt.Errorf("the kind in the data (%s) does not match the expected kind (DeleteOptions)", k))
+		if err := body.Unmarshal(u.Raw); err != nil {
+			return apierrors.NewBadRequest(err.Error())
+		}
+	default:
+		if mt == negotiation.YAML {
+			var err error
+			if data, err = yaml.YAMLToJSON(data); err != nil {
+				return apierrors.NewBadRequest(err.Error())
+			}
+		}
+		var tm typeMeta
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &tm); err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("couldn't get version/kind; json parse error: %v", err))
+		}
+		if err := checkDeleteOptionsKind(tm.APIVersion, tm.Kind); err != nil {
+			return err
+		}
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &body); err != nil {
+			return apierrors.NewBadRequest(err.Error())
+		}
 	}
 	query := *opts
 	*opts = body
@@ -323,6 +418,26 @@ func decodeDeleteOptions(data []byte, contentType string, opts *metav1.DeleteOpt
 	//nolint:staticcheck // OrphanDependents is deprecated but still honoured, as kube does.
 	if opts.OrphanDependents == nil && opts.PropagationPolicy == nil {
 		opts.OrphanDependents, opts.PropagationPolicy = query.OrphanDependents, query.PropagationPolicy
+	}
+	return nil
+}
+
+// checkDeleteOptionsKind refuses, in kube's words, a DeleteOptions body
+// that declares a kind meta's scheme cannot read as DeleteOptions.
+func checkDeleteOptionsKind(apiVersion, kind string) error {
+	deleteOptions := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+	gv := deleteOptions.GroupVersion()
+	if apiVersion != "" {
+		var err error
+		if gv, err = schema.ParseGroupVersion(apiVersion); err != nil {
+			return apierrors.NewBadRequest(err.Error())
+		}
+	}
+	if kind == "" {
+		kind = deleteOptions.Kind
+	}
+	if err := kubescheme.MetaInternal.Decode(gv.WithKind(kind), deleteOptions, "v1.DeleteOptions"); err != nil {
+		return apierrors.NewBadRequest(err.Error())
 	}
 	return nil
 }
