@@ -34,7 +34,7 @@ func TestControllerManager_DiscoveryForbiddenStartsControllersAnyway(t *testing.
 		_, err := manager.Discovery().ServerResourcesForGroupVersion("batch/v1")
 		return err != nil && strings.Contains(err.Error(), "forbidden"), nil
 	})
-	run := func(controllers ...string) (context.CancelFunc, chan error) {
+	run := func(controllers ...string) chan error {
 		opts := controllermanager.DefaultOptions()
 		opts.UseServiceAccountCredentials = true
 		opts.Kubeconfig = s.ControllerManagerKubeconfigPath
@@ -43,16 +43,19 @@ func TestControllerManager_DiscoveryForbiddenStartsControllersAnyway(t *testing.
 		opts.Controllers = controllers
 		opts.Clock = aheadClock{}
 		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- controllermanager.Run(ctx, opts) }()
+		done, ended := make(chan error, 1), make(chan struct{})
+		go func() {
+			defer close(ended)
+			done <- controllermanager.Run(ctx, opts)
+		}()
 		t.Cleanup(func() {
 			cancel()
 			select {
-			case <-done:
+			case <-ended:
 			case <-time.After(10 * time.Second):
 			}
 		})
-		return cancel, done
+		return done
 	}
 
 	t.Run("the CronJob controller runs", func(t *testing.T) {
@@ -65,7 +68,7 @@ func TestControllerManager_DiscoveryForbiddenStartsControllersAnyway(t *testing.
 		})
 	})
 	t.Run("the namespace controller ends the manager", func(t *testing.T) {
-		_, done := run("namespace")
+		done := run("namespace")
 		select {
 		case err := <-done:
 			if err == nil || !strings.Contains(err.Error(), "unable to get any supported resources from server") {
