@@ -95,7 +95,7 @@ func TestWatch_ServerErrorEventIsLogged(t *testing.T) {
 			},
 			Storage: eventsWatcher{[]watch.Event{{Type: watch.Error, Object: &status}}},
 		})
-		w := dispatchRequest(&Handler{Registry: reg}, "GET", "/api/v1/namespaces/ns1/configmaps?watch=1", "", "")
+		w := dispatchRequest(&Handler{Registry: reg, MinRequestTimeout: 1800}, "GET", "/api/v1/namespaces/ns1/configmaps?watch=1", "", "")
 		if !strings.Contains(w.Body.String(), `"type":"ERROR"`) {
 			t.Fatalf("%d: no ERROR event: %s", status.Code, w.Body)
 		}
