@@ -32,8 +32,18 @@ var schemaKeywords = []struct {
 }
 
 // ruleKeywords are the fields of an x-kubernetes-validations rule in
-// kube's order; all but rule are omitted when empty.
-var ruleKeywords = []string{"rule", "message", "messageExpression", "reason", "fieldPath", "optionalOldSelf"}
+// kube's order, and when they are omitted: rule never, optionalOldSelf
+// (a pointer in kube) when null, so that a false one stays, the others
+// when empty.
+var ruleKeywords = []struct {
+	name string
+	omit func(interface{}) bool
+}{
+	{"rule", func(interface{}) bool { return false }}, {"message", isZero}, {"messageExpression", isZero},
+	{"reason", isZero}, {"fieldPath", isZero}, {"optionalOldSelf", isNull},
+}
+
+func isNull(v interface{}) bool { return v == nil }
 
 // MarshalJSON encodes the schema in kube's field order.
 func (s JSONSchemaProps) MarshalJSON() ([]byte, error) {
@@ -122,16 +132,16 @@ func (r validationRule) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
 	first := true
-	for i, k := range ruleKeywords {
-		v, ok := r[k]
-		if !ok || (i > 0 && isZero(v)) {
+	for _, k := range ruleKeywords {
+		v, ok := r[k.name]
+		if !ok || k.omit(v) {
 			continue
 		}
 		data, err := json.Marshal(v)
 		if err != nil {
 			return nil, err
 		}
-		writeField(&buf, &first, k, data)
+		writeField(&buf, &first, k.name, data)
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
