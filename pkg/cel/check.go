@@ -195,7 +195,9 @@ func (c *schemaChecker) visit(s *schema.Schema, path *field.Path, dt *declType, 
 			if uncorrelatable != nil {
 				celErrs = append(celErrs, field.Invalid(rp.Child("rule"), r.Rule, fmt.Sprintf("oldSelf cannot be used on the uncorrelatable portion of the schema within %v", uncorrelatable)))
 			}
-		} else if cr.err == nil && r.OptionalOldSelf {
+		} else if r.OptionalOldSelf {
+			// as in kube, oldSelf counts as used only by a rule that
+			// compiles
 			celErrs = append(celErrs, field.Invalid(rp.Child("optionalOldSelf"), true, "may not be set if oldSelf is not used in rule"))
 		}
 	}

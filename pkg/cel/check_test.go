@@ -396,3 +396,24 @@ func TestCheck_PreexistingRules(t *testing.T) {
 		t.Errorf("stored rule: %v, want accepted", errs)
 	}
 }
+
+// TestCheck_OptionalOldSelf: optionalOldSelf types oldSelf as an
+// optional, and may only be set on a rule that uses oldSelf; as in
+// kube-apiserver v1.29, a rule that does not compile uses nothing, so
+// both errors are given.
+func TestCheck_OptionalOldSelf(t *testing.T) {
+	got := checkSpec(t, `{"type":"object","properties":{
+	 "ok":{"type":"integer","x-kubernetes-validations":[{"rule":"!oldSelf.hasValue() || self >= oldSelf.value()","optionalOldSelf":true}]},
+	 "unused":{"type":"integer","x-kubernetes-validations":[{"rule":"self > 0","optionalOldSelf":true}]},
+	 "broken":{"type":"integer","x-kubernetes-validations":[{"rule":"self >= oldSelf","optionalOldSelf":true}]},
+	 "off":{"type":"integer","x-kubernetes-validations":[{"rule":"self >= oldSelf","optionalOldSelf":false}]}}}`)
+	const p = "spec.validation.openAPIV3Schema.properties[spec].properties"
+	want := []string{
+		p + "[broken].x-kubernetes-validations[0].rule: Invalid value: RULE: compilation failed: ERROR: <input>:1:6: found no matching overload for '_>=_' applied to '(int, optional(int))'\n | self >= oldSelf\n | .....^",
+		p + "[broken].x-kubernetes-validations[0].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule",
+		p + "[unused].x-kubernetes-validations[0].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
