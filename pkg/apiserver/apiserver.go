@@ -221,7 +221,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	// The RBAC storages check escalations with the authorizer, which is
 	// built once they serve.
 	escalation := &rbacregistry.Escalation{}
-	resources := append(builtinResources(escalation), serviceAccounts.resource())
+	resources := append(builtinResources(escalation, opts.FeatureGates.Enabled(featuregate.CRDValidationRatcheting)), serviceAccounts.resource())
 	served, err := resolveServed(opts, resources)
 	if err != nil {
 		return nil, err
@@ -369,13 +369,14 @@ func (s *Server) connectEtcd(ctx context.Context) error {
 }
 
 // builtinResources are the resources the server knows; namespaces first.
-func builtinResources(escalation *rbacregistry.Escalation) []*generic.Resource {
+// ratcheting is the CRDValidationRatcheting gate.
+func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool) []*generic.Resource {
 	resources := []*generic.Resource{core.NamespaceResource(), core.EventResource(), core.ConfigMapResource(), core.SecretResource()}
 	resources = append(resources, batch.Resources()...)
 	resources = append(resources, coordination.Resources()...)
 	resources = append(resources, rbacregistry.Resources(escalation)...)
 	resources = append(resources, events.Resources()...)
-	return append(resources, apiextensionsregistry.Resource(apiextensions.CheckSchema))
+	return append(resources, apiextensionsregistry.Resource(apiextensions.CheckSchema, ratcheting))
 }
 
 // resolveServed applies --runtime-config to the built-in resources.

@@ -40,13 +40,18 @@ const (
 	// ServiceAccountTokenJTI: service account tokens carry a jti, and the
 	// users they authenticate name it as their credential.
 	ServiceAccountTokenJTI = "ServiceAccountTokenJTI"
+	// CRDValidationRatcheting: updates of custom objects are forgiven
+	// the validation errors of values they leave unchanged, and
+	// validation rules may set optionalOldSelf.
+	CRDValidationRatcheting = "CRDValidationRatcheting"
 )
 
 // Known are the gates and their specs, as kube v1.29 has them.
 var Known = map[string]Spec{
-	WatchList:              {Default: false, Stage: Alpha},
-	APIResponseCompression: {Default: true, Stage: Beta},
-	ServiceAccountTokenJTI: {Default: false, Stage: Alpha},
+	WatchList:               {Default: false, Stage: Alpha},
+	APIResponseCompression:  {Default: true, Stage: Beta},
+	ServiceAccountTokenJTI:  {Default: false, Stage: Alpha},
+	CRDValidationRatcheting: {Default: false, Stage: Alpha},
 	// GA: always on, accepted so that kube's command lines work.
 	"APIListChunking":           {Default: true, Stage: GA, LockToDefault: true},
 	"EfficientWatchResumption":  {Default: true, Stage: GA, LockToDefault: true},

@@ -25,8 +25,9 @@ import (
 var GVK = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
 
 // Resource registers customresourcedefinitions. schemaCheck parses and
-// checks a version's openAPIV3Schema (see Strategy).
-func Resource(schemaCheck SchemaCheck) *generic.Resource {
+// checks a version's openAPIV3Schema; optionalOldSelf is kube's
+// CRDValidationRatcheting gate (see Strategy).
+func Resource(schemaCheck SchemaCheck, optionalOldSelf bool) *generic.Resource {
 	newFunc := func() runtime.Object { return &apiextensionsv1.CustomResourceDefinition{} }
 	st := cronschema.FromGoType(newFunc())
 	// A version's schema is free-form JSON to the definition's own schema:
@@ -58,7 +59,7 @@ func Resource(schemaCheck SchemaCheck) *generic.Resource {
 		StorageResource: "apiextensions.k8s.io/customresourcedefinitions",
 		StorageGVK:      apiextensionsv1beta1.SchemeGroupVersion.WithKind("CustomResourceDefinition"),
 		Codec:           storageCodec{},
-		Strategy:        Strategy{SchemaCheck: schemaCheck},
+		Strategy:        Strategy{SchemaCheck: schemaCheck, OptionalOldSelf: optionalOldSelf},
 		Subresources:    map[string]generic.Strategy{"status": statusStrategy{}},
 	}
 }
@@ -87,6 +88,11 @@ func SetDefaults(crd *apiextensionsv1.CustomResourceDefinition) {
 type Strategy struct {
 	generic.SpecStatusStrategy
 	SchemaCheck SchemaCheck
+	// OptionalOldSelf keeps the optionalOldSelf of validation rules, as
+	// kube does with its CRDValidationRatcheting gate on. With the gate
+	// off, kube drops the field: a definition loses it on create, and on
+	// update unless it had it already.
+	OptionalOldSelf bool
 }
 
 // SchemaCheck parses a version's openAPIV3Schema and returns kube's
@@ -99,7 +105,9 @@ type SchemaCheck func(openAPIV3Schema map[string]interface{}, old []map[string]i
 func (s Strategy) PrepareForCreate(obj runtime.Object) {
 	s.SpecStatusStrategy.PrepareForCreate(obj)
 	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
-	dropOptionalOldSelf(crd)
+	if !s.OptionalOldSelf {
+		dropOptionalOldSelf(crd)
+	}
 	// Without a storage version the definition is invalid, and kube
 	// reports the stored versions as nil.
 	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
@@ -114,7 +122,7 @@ func (s Strategy) PrepareForCreate(obj runtime.Object) {
 func (s Strategy) PrepareForUpdate(obj, old runtime.Object) {
 	s.SpecStatusStrategy.PrepareForUpdate(obj, old)
 	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
-	if !usesOptionalOldSelf(old.(*apiextensionsv1.CustomResourceDefinition)) {
+	if !s.OptionalOldSelf && !usesOptionalOldSelf(old.(*apiextensionsv1.CustomResourceDefinition)) {
 		dropOptionalOldSelf(crd)
 	}
 	// A new storage version is recorded as stored from now on.
@@ -170,8 +178,7 @@ func contains(list []string, s string) bool {
 }
 
 // optionalOldSelf is a rule's field behind kube's CRDValidationRatcheting
-// gate, off in v1.29: as kube drops a gated field, a definition loses it
-// on create, and on update unless it had it already.
+// gate (see Strategy).
 const optionalOldSelf = "optionalOldSelf"
 
 func dropOptionalOldSelf(crd *apiextensionsv1.CustomResourceDefinition) {

@@ -81,9 +81,11 @@ func TestStorageCodec_ReadsV1(t *testing.T) {
 	}
 }
 
-// optionalOldSelf is behind a gate off in kube v1.29: dropped on create,
-// and on update unless the definition had it already.
-func TestStrategy_DropsOptionalOldSelfUnlessInUse(t *testing.T) {
+// TestStrategy_OptionalOldSelfFollowsTheRatchetingGate: optionalOldSelf
+// is behind kube's CRDValidationRatcheting gate. Off (v1.29's default),
+// it is dropped on create, and on update unless the definition had it
+// already; on, it is kept.
+func TestStrategy_OptionalOldSelfFollowsTheRatchetingGate(t *testing.T) {
 	withRule := func(optional bool) *apiextensionsv1.CustomResourceDefinition {
 		rule := map[string]interface{}{"rule": "!oldSelf.hasValue() || self >= oldSelf.value()"}
 		if optional {
@@ -99,21 +101,27 @@ func TestStrategy_DropsOptionalOldSelfUnlessInUse(t *testing.T) {
 		}}}
 		return crd
 	}
-	kept := func(crd *apiextensionsv1.CustomResourceDefinition) bool { return usesOptionalOldSelf(crd) }
-	s := Strategy{}
-	created := withRule(true)
-	s.PrepareForCreate(created)
-	if kept(created) {
-		t.Error("create kept optionalOldSelf")
-	}
-	updated := withRule(true)
-	s.PrepareForUpdate(updated, withRule(false))
-	if kept(updated) {
-		t.Error("an update that adds optionalOldSelf kept it")
-	}
-	updated = withRule(true)
-	s.PrepareForUpdate(updated, withRule(true))
-	if !kept(updated) {
-		t.Error("an update of a definition that had optionalOldSelf dropped it")
+	for _, tt := range []struct {
+		name     string
+		gate     bool
+		old      *apiextensionsv1.CustomResourceDefinition // nil: a create
+		wantKept bool
+	}{
+		{"gate off, create", false, nil, false},
+		{"gate off, update adding it", false, withRule(false), false},
+		{"gate off, update of a definition that had it", false, withRule(true), true},
+		{"gate on, create", true, nil, true},
+		{"gate on, update adding it", true, withRule(false), true},
+	} {
+		s := Strategy{OptionalOldSelf: tt.gate}
+		crd := withRule(true)
+		if tt.old == nil {
+			s.PrepareForCreate(crd)
+		} else {
+			s.PrepareForUpdate(crd, tt.old)
+		}
+		if got := usesOptionalOldSelf(crd); got != tt.wantKept {
+			t.Errorf("%s: kept %t, want %t", tt.name, got, tt.wantKept)
+		}
 	}
 }
