@@ -97,7 +97,7 @@ func (st *Structural) validateDefaults(s *Schema, fldPath *field.Path, errs *fie
 		v := &validator{st: st, defaults: true}
 		found := v.embeddedIn(nil, s.Default, s, s.EmbeddedResource)
 		if len(found) == 0 {
-			found = v.schema(nil, s.Default, s).errs
+			found = v.schema(nil, s.Default, s, nil).errs
 		}
 		for _, err := range found {
 			*errs = append(*errs, below(base, err))

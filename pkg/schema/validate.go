@@ -32,9 +32,80 @@ import (
 func (st *Structural) Validate(obj map[string]interface{}) field.ErrorList {
 	v := &validator{st: st}
 	root := st.Resolve(st.Root)
-	errs := v.schema(nil, obj, root).errs
+	errs := v.schema(nil, obj, root, nil).errs
 	errs = append(errs, v.embedded(nil, obj, root)...)
 	return append(errs, v.lists(nil, obj, root)...)
+}
+
+// ValidateUpdate checks obj, an update of old, as kube validates an
+// update of a custom resource: as Validate, except that set and map
+// lists are not checked for duplicates when old has some already (kube
+// lets such an object be updated whatever its lists), and that, with
+// ratchet (kube's CRDValidationRatcheting gate), the value validations
+// forgive what is wrong with a value the update left unchanged: one
+// equal to its counterpart in old, which is the same property or map key
+// of the old object, or the item with the same keys of a list-type map
+// (the items of other lists have none). Errors are forgiven node by
+// node: those a node's own keywords find (its required fields, its
+// junctors and whatever they find below it) go when the node is
+// unchanged; a changed node's children are judged on their own. The
+// object itself is never unchanged, and the embedded resources'
+// metadata is checked as on create.
+func (st *Structural) ValidateUpdate(obj, old map[string]interface{}, ratchet bool) field.ErrorList {
+	v := &validator{st: st}
+	root := st.Resolve(st.Root)
+	var prev *prior
+	if ratchet {
+		prev = &prior{value: old}
+	}
+	// As in kube, the object itself never counts as unchanged: its own
+	// errors (a required field at the root, its junctors) are reported.
+	errs := v.check(nil, obj, root, prev).errs
+	errs = append(errs, v.embedded(nil, obj, root)...)
+	return append(errs, v.updatedLists(obj, old, root)...)
+}
+
+// ValidateStatusUpdate checks obj, an update of old through the status
+// subresource, as kube does: the status alone against the schema of the
+// status property, as a document of its own (paths relative to the
+// status: "phase", not "status.phase"), then the lists of the whole
+// object as ValidateUpdate checks them. Embedded resources are not
+// checked and nothing is forgiven.
+func (st *Structural) ValidateStatusUpdate(obj, old map[string]interface{}) field.ErrorList {
+	v := &validator{st: st}
+	root := st.Resolve(st.Root)
+	var errs field.ErrorList
+	if status, ok := obj["status"]; ok && status != nil && root != nil && root.Properties["status"] != nil {
+		errs = v.schema(nil, status, st.Resolve(root.Properties["status"]), nil).errs
+	}
+	return append(errs, v.updatedLists(obj, old, root)...)
+}
+
+// updatedLists reports the duplicates in obj's set and map lists, unless
+// old has some.
+func (v *validator) updatedLists(obj, old map[string]interface{}, root *Schema) field.ErrorList {
+	if len(v.lists(nil, old, root)) > 0 {
+		return nil
+	}
+	return v.lists(nil, obj, root)
+}
+
+// prior is, when validating an update with ratcheting, the old value at
+// the place of the value being validated; nil where there is none to
+// compare with.
+type prior struct{ value interface{} }
+
+// field is the old value of property or map key k.
+func (o *prior) field(k string) *prior {
+	if o == nil {
+		return nil
+	}
+	m, _ := o.value.(map[string]interface{})
+	v, ok := m[k]
+	if !ok {
+		return nil
+	}
+	return &prior{value: v}
 }
 
 // validator walks a value with paths relative to it, as kube's validator
@@ -111,11 +182,23 @@ func composite(format string, args ...interface{}) *field.Error {
 	return field.Invalid(nil, "", fmt.Sprintf(format, args...))
 }
 
-// schema validates x against s, the checks in kube's order: the type,
+// schema validates x against s; with old, the errors are forgiven if x
+// is unchanged (see ValidateUpdate).
+func (v *validator) schema(p *field.Path, x interface{}, s *Schema, old *prior) result {
+	r := v.check(p, x, s, old)
+	if old != nil && !r.valid() && reflect.DeepEqual(x, old.value) {
+		r.errs = nil
+	}
+	return r
+}
+
+// check validates x against s, the checks in kube's order: the type,
 // the junctors, the string, format, number and list checks, the enum,
 // then the object's. Each check looks only at values of its kind, so a
 // value of the wrong type still gets the checks that apply to what it is.
-func (v *validator) schema(p *field.Path, x interface{}, s *Schema) result {
+// Children are validated against their counterparts in old; the
+// junctors' alternatives against none.
+func (v *validator) check(p *field.Path, x interface{}, s *Schema, old *prior) result {
 	var r result
 	if s == nil {
 		return r
@@ -145,13 +228,13 @@ func (v *validator) schema(p *field.Path, x interface{}, s *Schema) result {
 		r.matches++
 	}
 	if l, ok := x.([]interface{}); ok {
-		r.merge(v.array(p, l, s))
+		r.merge(v.array(p, l, s, old))
 		r.matches++
 	}
 	r.merge(v.enum(p, x, s))
 	r.matches++
 	if m, ok := x.(map[string]interface{}); ok {
-		r.merge(v.object(p, m, s))
+		r.merge(v.object(p, m, s, old))
 		r.matches++
 	}
 	r.matches++
@@ -276,7 +359,7 @@ func (v *validator) junctors(p *field.Path, x interface{}, s *Schema) result {
 	if len(s.AnyOf) > 0 {
 		var best, success *result
 		for _, b := range s.AnyOf {
-			br := v.schema(p, x, v.st.Resolve(b))
+			br := v.schema(p, x, v.st.Resolve(b), nil)
 			if br.valid() {
 				best, success = nil, &br
 				break
@@ -298,7 +381,7 @@ func (v *validator) junctors(p *field.Path, x interface{}, s *Schema) result {
 		var best, success *result
 		validated := 0
 		for _, b := range s.OneOf {
-			br := v.schema(p, x, v.st.Resolve(b))
+			br := v.schema(p, x, v.st.Resolve(b), nil)
 			if br.valid() {
 				validated++
 				best = nil
@@ -326,7 +409,7 @@ func (v *validator) junctors(p *field.Path, x interface{}, s *Schema) result {
 	if len(s.AllOf) > 0 {
 		validated := 0
 		for _, b := range s.AllOf {
-			br := v.schema(p, x, v.st.Resolve(b))
+			br := v.schema(p, x, v.st.Resolve(b), nil)
 			if br.valid() {
 				validated++
 			}
@@ -341,7 +424,7 @@ func (v *validator) junctors(p *field.Path, x interface{}, s *Schema) result {
 		}
 	}
 	if s.Not != nil {
-		if nr := v.schema(p, x, v.st.Resolve(s.Not)); nr.valid() {
+		if nr := v.schema(p, x, v.st.Resolve(s.Not), nil); nr.valid() {
 			r.add(composite("%q must not validate the schema (not)", name(p)))
 		}
 	}
@@ -428,13 +511,24 @@ func (v *validator) number(p *field.Path, x interface{}, s *Schema) result {
 	return r
 }
 
-// array checks the items, then the count.
-func (v *validator) array(p *field.Path, x []interface{}, s *Schema) result {
+// array checks the items, then the count. Only the items of a map list
+// have counterparts in old.
+func (v *validator) array(p *field.Path, x []interface{}, s *Schema, old *prior) result {
 	var r result
 	if s.Items != nil {
 		items := v.st.Resolve(s.Items)
+		counterpart := func(interface{}) *prior { return nil }
+		if old != nil && s.ListType == "map" {
+			pair := v.st.CorrelateMapList(s, old.value)
+			counterpart = func(e interface{}) *prior {
+				if o := pair(e); o != nil {
+					return &prior{value: o}
+				}
+				return nil
+			}
+		}
 		for i, e := range x {
-			r.merge(v.schema(p.Index(i), e, items))
+			r.merge(v.schema(p.Index(i), e, items, counterpart(e)))
 		}
 	}
 	n := int64(len(x))
@@ -471,7 +565,7 @@ func (v *validator) enum(p *field.Path, x interface{}, s *Schema) result {
 
 // object checks the count, the values of additional properties, the
 // properties, then the required ones.
-func (v *validator) object(p *field.Path, x map[string]interface{}, s *Schema) result {
+func (v *validator) object(p *field.Path, x map[string]interface{}, s *Schema, old *prior) result {
 	var r result
 	n := int64(len(x))
 	if s.MinProperties != nil && n < *s.MinProperties {
@@ -485,7 +579,7 @@ func (v *validator) object(p *field.Path, x map[string]interface{}, s *Schema) r
 		ap := v.st.Resolve(s.AdditionalProperties)
 		for k, e := range x {
 			if _, ok := s.Properties[k]; !ok {
-				cr := v.schema(child(p, k), e, ap)
+				cr := v.schema(child(p, k), e, ap, old.field(k))
 				r.matches += cr.matches
 				failed.add(k, cr.errs)
 			}
@@ -494,7 +588,7 @@ func (v *validator) object(p *field.Path, x map[string]interface{}, s *Schema) r
 	}
 	for k, e := range x {
 		if ps, ok := s.Properties[k]; ok {
-			cr := v.schema(child(p, k), e, v.st.Resolve(ps))
+			cr := v.schema(child(p, k), e, v.st.Resolve(ps), old.field(k))
 			r.matches += cr.matches
 			failed.add(k, cr.errs)
 		}
