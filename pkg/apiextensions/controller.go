@@ -37,6 +37,9 @@ type Client interface {
 // fails and the next event decides again).
 type Controller struct {
 	Client Client
+	// Ratcheting is kube's CRDValidationRatcheting gate, for the
+	// validation of custom objects (see versionSchema).
+	Ratcheting bool
 
 	mu sync.RWMutex
 	// terminating holds the definitions (by uid) whose Terminating
@@ -56,7 +59,7 @@ func (c *Controller) Resources(crd *apiextensionsv1.CustomResourceDefinition) ([
 		c.mu.RLock()
 		defer c.mu.RUnlock()
 		return c.terminating[uid]
-	})
+	}, c.Ratcheting)
 }
 
 // observe records that crd is terminating, if it is. A definition never

@@ -33,17 +33,19 @@ import (
 )
 
 // Resources returns the resources crd serves, one per served version,
-// all stored under <group>/<plural> in the storage version. Creates are
-// refused if crd is terminating; the Controller's Resources also refuses
-// them once the definition starts terminating later.
+// all stored under <group>/<plural> in the storage version, validated as
+// with kube's default feature gates. Creates are refused if crd is
+// terminating; the Controller's Resources also refuses them once the
+// definition starts terminating later.
 func Resources(crd *apiextensionsv1.CustomResourceDefinition) ([]*generic.Resource, error) {
 	terminating := crd.Status.IsTrue(apiextensionsv1.Terminating)
-	return resources(crd, func() bool { return terminating })
+	return resources(crd, func() bool { return terminating }, false)
 }
 
 // resources builds the served versions' resources; terminating tells,
-// at each create, whether the definition is being deleted.
-func resources(crd *apiextensionsv1.CustomResourceDefinition, terminating func() bool) ([]*generic.Resource, error) {
+// at each create, whether the definition is being deleted; ratcheting is
+// kube's CRDValidationRatcheting gate (see versionSchema).
+func resources(crd *apiextensionsv1.CustomResourceDefinition, terminating func() bool, ratcheting bool) ([]*generic.Resource, error) {
 	storageVersion := crd.Spec.StorageVersion()
 	// Every version's schema, served or not: objects stored in any of
 	// them are read with it.
@@ -54,7 +56,7 @@ func resources(crd *apiextensionsv1.CustomResourceDefinition, terminating func()
 		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
 			continue
 		}
-		vs, err := newVersionSchema(v.Schema.OpenAPIV3Schema, v.Served)
+		vs, err := newVersionSchema(v.Schema.OpenAPIV3Schema, v.Served, ratcheting)
 		if err != nil {
 			if !v.Served && v.Name != storageVersion {
 				continue
@@ -158,7 +160,7 @@ func versionResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextens
 		res.Subresources = map[string]generic.Strategy{"status": generic.StatusStrategy{
 			KeepMetadata: true,
 			ValidateStatus: func(obj, old runtime.Object) field.ErrorList {
-				return vs.validate(obj.(*unstructured.Unstructured).Object, old.(*unstructured.Unstructured).Object)
+				return vs.validateStatus(obj.(*unstructured.Unstructured).Object, old.(*unstructured.Unstructured).Object)
 			},
 		}}
 	}
@@ -270,11 +272,17 @@ type strategy struct {
 // Validate checks the object against the version's schema and rules;
 // metadata is the store's.
 func (s strategy) Validate(obj runtime.Object) field.ErrorList {
-	return s.schema.validate(obj.(*unstructured.Unstructured).Object, nil)
+	return s.schema.validate(context.Background(), obj.(*unstructured.Unstructured).Object, nil)
 }
 
 func (s strategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
-	return s.schema.validate(obj.(*unstructured.Unstructured).Object, old.(*unstructured.Unstructured).Object)
+	return s.ValidateUpdateContext(context.Background(), obj, old)
+}
+
+// ValidateUpdateContext is ValidateUpdate warning the client of ctx of
+// the violations validation ratcheting forgives.
+func (s strategy) ValidateUpdateContext(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	return s.schema.validate(ctx, obj.(*unstructured.Unstructured).Object, old.(*unstructured.Unstructured).Object)
 }
 
 func (s strategy) PrepareForCreate(obj runtime.Object) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/cel"
 	cronschema "github.com/cronplane/cronplane/pkg/schema"
+	"github.com/cronplane/cronplane/pkg/warning"
 )
 
 // CheckSchema reports what kube refuses in a version's openAPIV3Schema,
@@ -93,11 +94,16 @@ func kubeRule(r cronschema.ValidationRule) ValidationRule {
 type versionSchema struct {
 	st    *cronschema.Structural
 	rules *cel.Validator
+	// ratcheting is kube's CRDValidationRatcheting gate: rules with
+	// optionalOldSelf run where there is no old value too, and an
+	// update through the main resource is forgiven what is wrong with
+	// the values it leaves unchanged.
+	ratcheting bool
 }
 
 // newVersionSchema parses a stored version's schema; its rules are
 // compiled when it is served.
-func newVersionSchema(v map[string]interface{}, served bool) (*versionSchema, error) {
+func newVersionSchema(v map[string]interface{}, served, ratcheting bool) (*versionSchema, error) {
 	// Stored definitions are served as they are: a schema kube accepted
 	// under older rules is not checked again.
 	s, errs := cronschema.ParseOpenAPIV3(v, field.NewPath("openAPIV3Schema"))
@@ -110,16 +116,36 @@ func newVersionSchema(v map[string]interface{}, served bool) (*versionSchema, er
 	}
 	// A stored rule that does not compile fails each object it applies
 	// to, as in kube; it does not stop the version from being served.
-	return &versionSchema{st: st, rules: cel.Compile(st)}, nil
+	return &versionSchema{st: st, rules: cel.Compile(st), ratcheting: ratcheting}, nil
 }
 
-// validate checks a custom object's values, then its validation rules
-// (old is nil on create). As kube, rules are not evaluated when the
-// values have errors that make them meaningless (a required field
-// missing, a wrong type, a value not in the enum, too long, too many):
-// one error says so instead.
-func (vs *versionSchema) validate(obj, old map[string]interface{}) field.ErrorList {
-	errs := vs.st.Validate(obj)
+// validate checks a custom object written through the main resource (old
+// is nil on create): its values, the metadata of its embedded resources
+// and its set and map lists, then its validation rules. With ratcheting,
+// an update is forgiven the errors of values it leaves unchanged (see
+// cronschema.Structural.ValidateUpdate and cel.Options.Ratchet); as
+// kube, the forgiven violations of rules are sent as warnings to the
+// client of ctx.
+func (vs *versionSchema) validate(ctx context.Context, obj, old map[string]interface{}) field.ErrorList {
+	if old == nil {
+		return vs.withRules(ctx, vs.st.Validate(obj), obj, nil, false)
+	}
+	return vs.withRules(ctx, vs.st.ValidateUpdate(obj, old, vs.ratcheting), obj, old, vs.ratcheting)
+}
+
+// validateStatus checks an update through the status subresource as
+// kube does: the status alone against its schema, the lists, then the
+// rules over the whole object. Nothing is forgiven there.
+func (vs *versionSchema) validateStatus(obj, old map[string]interface{}) field.ErrorList {
+	return vs.withRules(context.Background(), vs.st.ValidateStatusUpdate(obj, old), obj, old, false)
+}
+
+// withRules adds to errs, what the schema found, the violations of the
+// validation rules. As kube, rules are not evaluated when errs has
+// errors that make them meaningless (a required field missing, a wrong
+// type, a value not in the enum, too long, too many): one error says so
+// instead.
+func (vs *versionSchema) withRules(ctx context.Context, errs field.ErrorList, obj, old map[string]interface{}, ratchet bool) field.ErrorList {
 	if vs.rules == nil {
 		return errs
 	}
@@ -129,5 +155,9 @@ func (vs *versionSchema) validate(obj, old map[string]interface{}) field.ErrorLi
 			return append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
 		}
 	}
-	return append(errs, vs.rules.Validate(context.Background(), obj, old)...)
+	ruleErrs, forgiven := vs.rules.Validate(context.Background(), obj, old, cel.Options{OptionalOldSelf: vs.ratcheting, Ratchet: ratchet})
+	for _, f := range forgiven {
+		warning.Add(ctx, f.Error())
+	}
+	return append(errs, ruleErrs...)
 }

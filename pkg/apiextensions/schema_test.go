@@ -1,6 +1,7 @@
 package apiextensions
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -64,7 +65,7 @@ func TestValidate_RulesSkippedAfterBlockingErrors(t *testing.T) {
 	vs, err := newVersionSchema(decodeMap(t, `{"type":"object","properties":{"spec":{"type":"object","required":["r"],
 	 "properties":{"r":{"type":"string"},"q":{"type":"string","maxLength":2},"i":{"type":"integer"},"en":{"type":"string","enum":["a"]},"pat":{"type":"string","pattern":"^a"},
 	  "l":{"type":"array","maxItems":1,"items":{"type":"integer"}}},
-	 "x-kubernetes-validations":[{"rule":"false","message":"always"}]}}}`), true)
+	 "x-kubernetes-validations":[{"rule":"false","message":"always"}]}}}`), true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,13 +80,13 @@ func TestValidate_RulesSkippedAfterBlockingErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		obj := decodeMap(t, `{"apiVersion":"example.org/v1","kind":"Rt","metadata":{"name":"rt1"},"spec":`+tt.spec+`}`)
-		if got := vs.validate(obj, nil).ToAggregate().Error(); got != tt.want {
+		if got := vs.validate(context.Background(), obj, nil).ToAggregate().Error(); got != tt.want {
 			t.Errorf("%s:\n got  %s\n want %s", tt.spec, got, tt.want)
 		}
 	}
 	// a wrong type
 	obj := decodeMap(t, `{"spec":{"r":"x","i":"str"}}`)
-	if got := vs.validate(obj, nil).ToAggregate().Error(); !strings.HasSuffix(got, skipped+"]") {
+	if got := vs.validate(context.Background(), obj, nil).ToAggregate().Error(); !strings.HasSuffix(got, skipped+"]") {
 		t.Errorf("wrong type: %s", got)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/apiextensions"
 	apiextensionsv1 "github.com/cronplane/cronplane/pkg/apis/apiextensions/v1"
 	"github.com/cronplane/cronplane/pkg/apply"
+	"github.com/cronplane/cronplane/pkg/featuregate"
 	apiextensionsregistry "github.com/cronplane/cronplane/pkg/registry/apiextensions"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
@@ -71,7 +72,7 @@ func (s *Server) startCustomResources() error {
 	}
 	c := &customResources{s: s, crds: map[string]*apiextensionsv1.CustomResourceDefinition{}, served: map[string]servedCRD{},
 		pending: map[string]bool{}, wake: make(chan struct{}, 1)}
-	c.ctrl = &apiextensions.Controller{Client: crdClient{s: s}}
+	c.ctrl = &apiextensions.Controller{Client: crdClient{s: s}, Ratcheting: s.opts.FeatureGates.Enabled(featuregate.CRDValidationRatcheting)}
 	synced := make(chan struct{})
 	go informer.Run(s.background, store.Storage, generic.StoragePrefix(s.opts.EtcdPrefix, store.Resource), c, synced)
 	go c.run(s.background)

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -30,7 +31,23 @@ const maxMessageExpressionLength = 5 * 1024
 // Validator holds the compiled rules of one schema. It is safe for
 // concurrent use: programs are immutable once built.
 type Validator struct {
+	st   *schema.Structural
 	root *vnode
+}
+
+// Options are what kube-apiserver v1.29's CRDValidationRatcheting gate
+// changes in Validate; all off is kube's default.
+type Options struct {
+	// OptionalOldSelf runs the rules with optionalOldSelf where there is
+	// no old value too (on create, or for a value an update adds), with
+	// oldSelf none.
+	OptionalOldSelf bool
+	// Ratchet forgives the violations of rules that do not use oldSelf
+	// at values an update left unchanged (equal to their counterpart in
+	// old: the same property or map key, the item with the same keys of
+	// a list-type map, for other lists the same index of an unchanged
+	// list). Evaluation errors are not forgiven.
+	Ratchet bool
 }
 
 // Compile compiles every rule of st for validating objects, as kube
@@ -48,7 +65,7 @@ func Compile(st *schema.Structural) *Validator {
 	if !root.walk {
 		return nil
 	}
-	return &Validator{root: root}
+	return &Validator{st: st, root: root}
 }
 
 type runtimeCompiler struct {
@@ -104,34 +121,42 @@ func (c *runtimeCompiler) node(n *vnode, dt *declType) bool {
 // Validate checks obj (and, on update, old) against every rule at every
 // node present in obj, under kube's budgets: PerCallLimit for one run of
 // one rule, RuntimeCELCostBudget for all of them; once either is
-// exceeded nothing more is evaluated.
-func (v *Validator) Validate(ctx context.Context, obj, old map[string]interface{}) field.ErrorList {
+// exceeded nothing more is evaluated. The violations opts forgive are
+// returned apart, for the client to be warned of.
+func (v *Validator) Validate(ctx context.Context, obj, old map[string]interface{}, opts Options) (errs, forgiven field.ErrorList) {
 	if v == nil || v.root == nil || obj == nil {
-		return nil
+		return nil, nil
 	}
-	e := &evaluation{ctx: ctx, budget: RuntimeCELCostBudget}
+	e := &evaluation{ctx: ctx, st: v.st, opts: opts, budget: RuntimeCELCostBudget}
 	var oldVal interface{}
 	if old != nil {
 		oldVal = old
 	}
-	e.walk(v.root, nil, obj, oldVal)
-	return e.errs
+	e.walk(v.root, nil, obj, oldVal, false)
+	return e.errs, e.forgiven
 }
 
 type evaluation struct {
 	ctx    context.Context
+	st     *schema.Structural
+	opts   Options
 	budget int64
 	// stopped is set once a budget is exhausted: nothing more runs.
-	stopped bool
-	errs    field.ErrorList
+	stopped  bool
+	errs     field.ErrorList
+	forgiven field.ErrorList
 }
 
-func (e *evaluation) walk(n *vnode, path *field.Path, val, old interface{}) {
+// walk evaluates the rules at n and below for val; old is its
+// counterpart before an update, nil if none; same says val is known
+// to be unchanged (an item of an unchanged list, which has no old value
+// for transition rules).
+func (e *evaluation) walk(n *vnode, path *field.Path, val, old interface{}, same bool) {
 	if n == nil || !n.walk || val == nil || e.stopped {
 		return
 	}
 	if len(n.rules) > 0 {
-		e.rules(n, path, val, old)
+		e.rules(n, path, val, old, same)
 		if e.stopped {
 			return
 		}
@@ -141,9 +166,13 @@ func (e *evaluation) walk(n *vnode, path *field.Path, val, old interface{}) {
 		if n.items == nil || !n.items.walk {
 			return
 		}
-		oldItem := correlate(n, old)
+		oldItem := e.st.CorrelateMapList(n.s, old)
+		itemsSame := same
+		if e.opts.Ratchet && n.s.ListType != "map" && !same && old != nil {
+			itemsSame = reflect.DeepEqual(val, old)
+		}
 		for i, item := range x {
-			e.walk(n.items, path.Index(i), item, oldItem(item))
+			e.walk(n.items, path.Index(i), item, oldItem(item), itemsSame)
 			if e.stopped {
 				return
 			}
@@ -152,7 +181,7 @@ func (e *evaluation) walk(n *vnode, path *field.Path, val, old interface{}) {
 		om, _ := old.(map[string]interface{})
 		if n.additional != nil && n.additional.walk {
 			for _, k := range sortedKeys(x) {
-				e.walk(n.additional, path.Key(k), x[k], mapValue(om, k))
+				e.walk(n.additional, path.Key(k), x[k], mapValue(om, k), same)
 				if e.stopped {
 					return
 				}
@@ -160,7 +189,7 @@ func (e *evaluation) walk(n *vnode, path *field.Path, val, old interface{}) {
 		}
 		for _, k := range n.walkProps {
 			if v, ok := x[k]; ok {
-				e.walk(n.props[k], path.Child(k), v, mapValue(om, k))
+				e.walk(n.props[k], path.Child(k), v, mapValue(om, k), same)
 				if e.stopped {
 					return
 				}
@@ -174,54 +203,6 @@ func mapValue(m map[string]interface{}, k string) interface{} {
 		return nil
 	}
 	return m[k]
-}
-
-// correlate returns how the items of a list find their old value: a map
-// list's by their keys (a missing key read from its default); other
-// lists' items have none.
-func correlate(n *vnode, old interface{}) func(interface{}) interface{} {
-	ol, _ := old.([]interface{})
-	if n.s.ListType != "map" || len(n.s.ListMapKeys) == 0 || len(ol) == 0 || n.items == nil {
-		return func(interface{}) interface{} { return nil }
-	}
-	keyOf := func(item interface{}) (string, bool) {
-		m, ok := item.(map[string]interface{})
-		if !ok {
-			return "", false
-		}
-		var b strings.Builder
-		for _, k := range n.s.ListMapKeys {
-			v, ok := m[k]
-			if !ok {
-				if p := n.items.s.Properties[k]; p != nil && p.Default != nil {
-					v = p.Default
-				} else {
-					return "", false
-				}
-			}
-			switch v.(type) {
-			case map[string]interface{}, []interface{}:
-				return "", false
-			}
-			fmt.Fprintf(&b, "%T:%v\x00", v, v)
-		}
-		return b.String(), true
-	}
-	index := make(map[string]interface{}, len(ol))
-	for _, o := range ol {
-		if k, ok := keyOf(o); ok {
-			if _, dup := index[k]; !dup {
-				index[k] = o
-			}
-		}
-	}
-	return func(item interface{}) interface{} {
-		k, ok := keyOf(item)
-		if !ok {
-			return nil
-		}
-		return index[k]
-	}
 }
 
 // activation resolves self and oldSelf.
@@ -243,7 +224,7 @@ func (a *activation) ResolveName(name string) (interface{}, bool) {
 func (a *activation) Parent() interpreter.Activation { return nil }
 
 // rules evaluates the rules at n against val (and old).
-func (e *evaluation) rules(n *vnode, path *field.Path, val, old interface{}) {
+func (e *evaluation) rules(n *vnode, path *field.Path, val, old interface{}, same bool) {
 	kind := n.s.Type
 	if e.budget <= 0 {
 		e.errs = append(e.errs, field.Invalid(path, kind, "validation failed due to running out of cost budget, no further validation rules will be run"))
@@ -255,6 +236,16 @@ func (e *evaluation) rules(n *vnode, path *field.Path, val, old interface{}) {
 		act.old, act.hasOld = toVal(old, n), true
 	}
 	var optAct *activation
+	// isUnchanged says whether val is as it was before an update, for
+	// ratcheting, comparing at most once; as in kube, the object itself
+	// (the root, at path nil) never counts as unchanged.
+	unchanged, compared := same, same || path == nil
+	isUnchanged := func() bool {
+		if !compared {
+			compared, unchanged = true, old != nil && reflect.DeepEqual(val, old)
+		}
+		return unchanged
+	}
 	for _, r := range n.rules {
 		if r.err != nil {
 			e.errs = append(e.errs, field.Invalid(path, kind, "rule compile error: "+r.err.detail))
@@ -263,7 +254,7 @@ func (e *evaluation) rules(n *vnode, path *field.Path, val, old interface{}) {
 		if r.program == nil {
 			continue
 		}
-		if r.usesOldSelf && old == nil {
+		if r.usesOldSelf && old == nil && !(r.optionalOldSelf && e.opts.OptionalOldSelf) {
 			// transition rules need an old value to compare with
 			continue
 		}
@@ -313,20 +304,30 @@ func (e *evaluation) rules(n *vnode, path *field.Path, val, old interface{}) {
 			// the node's later rules under the fieldPath
 			path = path.Child(r.fieldPath)
 		}
+		report := func(err *field.Error) {
+			if e.opts.Ratchet && !r.usesOldSelf && isUnchanged() {
+				e.forgiven = append(e.forgiven, err)
+				return
+			}
+			e.errs = append(e.errs, err)
+		}
 		if r.message == nil {
-			e.errs = append(e.errs, violation(r.src.Reason, path, kind, ruleMessageOrDefault(r.src)))
+			report(violation(r.src.Reason, path, kind, ruleMessageOrDefault(r.src)))
 			continue
 		}
-		msg, fatal, err := e.messageExpression(r, a, path, kind)
+		// As kube, the message is evaluated with oldSelf as it is, not
+		// as an optional: one that reads an optional oldSelf fails, and
+		// the rule's message is given instead.
+		msg, fatal, err := e.messageExpression(r, act, path, kind)
 		switch {
 		case fatal != nil:
 			e.errs = append(e.errs, fatal)
 			e.stopped = true
 			return
 		case err != nil:
-			e.errs = append(e.errs, violation(r.src.Reason, path, kind, ruleMessageOrDefault(r.src)))
+			report(violation(r.src.Reason, path, kind, ruleMessageOrDefault(r.src)))
 		default:
-			e.errs = append(e.errs, violation(r.src.Reason, path, kind, msg))
+			report(violation(r.src.Reason, path, kind, msg))
 		}
 	}
 }

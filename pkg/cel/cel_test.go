@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/cronplane/cronplane/pkg/schema"
 )
 
@@ -54,7 +56,7 @@ func fixInts(x interface{}) interface{} {
 // none.
 func validate(t testing.TB, v *Validator, objJSON, oldJSON string) string {
 	t.Helper()
-	errs := v.Validate(context.Background(), obj(t, objJSON), obj(t, oldJSON))
+	errs, _ := v.Validate(context.Background(), obj(t, objJSON), obj(t, oldJSON), Options{})
 	if len(errs) == 0 {
 		return ""
 	}
@@ -349,19 +351,110 @@ func TestValidate_StoredRuleThatDoesNotCompile(t *testing.T) {
 	}
 }
 
-// TestValidate_OptionalOldSelf: a stored rule with optionalOldSelf sees
-// oldSelf as an optional; as in kube-apiserver v1.29 (whose
-// CRDValidationRatcheting gate is off), it runs on update only.
+// TestValidate_OptionalOldSelf: a rule with optionalOldSelf sees oldSelf
+// as an optional. As in kube-apiserver v1.29, it runs where there is no
+// old value (a create, a value the update adds) only with the
+// CRDValidationRatcheting gate on (Options.OptionalOldSelf); its
+// messageExpression sees oldSelf as it is, not as an optional, so one
+// that reads the optional fails and the rule's message is given.
 func TestValidate_OptionalOldSelf(t *testing.T) {
-	st := mustSchema(t, `{"type":"object","properties":{"spec":{"type":"object","properties":{"n":{"type":"integer"}}}}}`)
-	st.Root.Properties["spec"].XValidations = []schema.ValidationRule{{Rule: "!oldSelf.hasValue() || self.n >= oldSelf.value().n", OptionalOldSelf: true, Message: "no decrease"}}
+	st := mustSchema(t, `{"type":"object","properties":{"spec":{"type":"object","properties":{"n":{"type":"integer"},"m":{"type":"string","maxLength":10}}}}}`)
+	st.Root.Properties["spec"].Properties["n"].XValidations = []schema.ValidationRule{
+		{Rule: "oldSelf.hasValue() ? self >= oldSelf.value() : self < 100", OptionalOldSelf: true, Message: "n bad"}}
+	st.Root.Properties["spec"].Properties["m"].XValidations = []schema.ValidationRule{
+		{Rule: "!oldSelf.hasValue() || oldSelf.value() == self", OptionalOldSelf: true, MessageExpression: "oldSelf.hasValue() ? 'm changed' : 'm new'"},
+		{Rule: "oldSelf.hasValue() || self != 'bad'", OptionalOldSelf: true, MessageExpression: "'m is ' + self"}}
 	v := Compile(st)
-	if got := validate(t, v, `{"spec":{"n":1}}`, ""); got != "" {
-		t.Errorf("create: %s", got)
+	for _, tt := range []struct {
+		name, obj, old string
+		gate           bool
+		want           string
+	}{
+		{"GateOffCreateDoesNotRun", `{"spec":{"n":500,"m":"bad"}}`, "", false, ""},
+		{"GateOnCreateRunsWithOldSelfNone", `{"spec":{"n":500}}`, "", true, `spec.n: Invalid value: "integer": n bad`},
+		{"GateOnCreateWithinBounds", `{"spec":{"n":50}}`, "", true, ""},
+		{"GateOnAddedValueRunsWithOldSelfNone", `{"spec":{"n":500}}`, `{"spec":{}}`, true, `spec.n: Invalid value: "integer": n bad`},
+		{"GateOffAddedValueDoesNotRun", `{"spec":{"n":500}}`, `{"spec":{}}`, false, ""},
+		{"UpdateSeesOldSelfAsOptional", `{"spec":{"n":40}}`, `{"spec":{"n":50}}`, false, `spec.n: Invalid value: "integer": n bad`},
+		{"MessageReadingTheOptionalFallsBackOnUpdate", `{"spec":{"m":"b"}}`, `{"spec":{"m":"a"}}`, true,
+			`spec.m: Invalid value: "string": failed rule: !oldSelf.hasValue() || oldSelf.value() == self`},
+		{"MessageNotReadingOldSelfIsEvaluated", `{"spec":{"m":"bad"}}`, "", true, `spec.m: Invalid value: "string": m is bad`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			errs, _ := v.Validate(context.Background(), obj(t, tt.obj), obj(t, tt.old), Options{OptionalOldSelf: tt.gate})
+			got := ""
+			if len(errs) > 0 {
+				got = errs.ToAggregate().Error()
+			}
+			if got != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
 	}
-	if got, want := validate(t, v, `{"spec":{"n":1}}`, `{"spec":{"n":2}}`), `spec: Invalid value: "object": no decrease`; got != want {
-		t.Errorf("update: got %q, want %q", got, want)
+}
+
+// TestValidate_RatchetForgivesRulesAtUnchangedValues: with
+// Options.Ratchet, as kube-apiserver v1.29 with CRDValidationRatcheting,
+// the violations of rules that do not use oldSelf at values an update
+// left unchanged are returned apart (for warnings), not as errors:
+// values pair by property, map key and map-list keys; the items of
+// other lists only while the whole list is unchanged. Transition rules,
+// rules at the root and evaluation errors are never forgiven.
+func TestValidate_RatchetForgivesRulesAtUnchangedValues(t *testing.T) {
+	v := Compile(mustSchema(t, `{"type":"object","x-kubernetes-validations":[{"rule":"!has(self.spec.other) || self.spec.other != 'root'","message":"root rule"}],"properties":{"spec":{"type":"object","properties":{
+	 "other":{"type":"string"},
+	 "c":{"type":"string","x-kubernetes-validations":[{"rule":"size(self) <= 3","message":"c too long"}]},
+	 "o":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"x-kubernetes-validations":[{"rule":"!has(self.a) || size(self.a) <= 3","message":"o.a too long","fieldPath":".a","reason":"FieldValueForbidden"}]},
+	 "atomic":{"type":"array","items":{"type":"string","x-kubernetes-validations":[{"rule":"size(self) <= 3","message":"item too long"}]}},
+	 "set":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string","x-kubernetes-validations":[{"rule":"size(self) <= 3","message":"item too long"}]}},
+	 "ml":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["k"],"items":{"type":"object","required":["k"],"properties":{"k":{"type":"string"},"v":{"type":"string"}},
+	   "x-kubernetes-validations":[{"rule":"!has(self.v) || size(self.v) <= 3","message":"v too long"}]}},
+	 "m":{"type":"object","additionalProperties":{"type":"string","x-kubernetes-validations":[{"rule":"size(self) <= 3","message":"value too long"}]}},
+	 "t":{"type":"integer","x-kubernetes-validations":[{"rule":"self > oldSelf","message":"t must grow"}]},
+	 "rk":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"x-kubernetes-validations":[{"rule":"self.a == 'x'","message":"rk.a must be x"}]}}}}}`))
+	for _, tt := range []struct {
+		name, old, obj       string
+		wantErrs, wantWarned string
+	}{
+		{"UnchangedValue", `{"c":"toolong"}`, `{"c":"toolong","other":"q"}`, "", `spec.c: Invalid value: "string": c too long`},
+		{"ChangedValue", `{"c":"toolong"}`, `{"c":"toolon2"}`, `spec.c: Invalid value: "string": c too long`, ""},
+		{"NewValue", `{}`, `{"c":"toolong"}`, `spec.c: Invalid value: "string": c too long`, ""},
+		{"ObjectWithAChangedFieldIsChanged", `{"o":{"a":"toolong","b":"x"}}`, `{"o":{"a":"toolong","b":"q"}}`, `spec.o.a: Forbidden: o.a too long`, ""},
+		{"UnchangedObjectUnderItsFieldPath", `{"o":{"a":"toolong"}}`, `{"o":{"a":"toolong"},"other":"q"}`, "", `spec.o.a: Forbidden: o.a too long`},
+		{"ItemsOfAnUnchangedAtomicList", `{"atomic":["toolong"]}`, `{"atomic":["toolong"],"other":"q"}`, "", `spec.atomic[0]: Invalid value: "string": item too long`},
+		{"ItemsOfAChangedAtomicList", `{"atomic":["toolong"]}`, `{"atomic":["toolong","a"]}`, `spec.atomic[0]: Invalid value: "string": item too long`, ""},
+		{"ItemsOfAChangedSet", `{"set":["toolong"]}`, `{"set":["toolong","a"]}`, `spec.set[0]: Invalid value: "string": item too long`, ""},
+		{"MapListItemsPairByKey", `{"ml":[{"k":"a","v":"toolong"}]}`, `{"ml":[{"k":"b"},{"k":"a","v":"toolong"}]}`, "", `spec.ml[1]: Invalid value: "object": v too long`},
+		{"MapValuesPairByKey", `{"m":{"a":"toolong"}}`, `{"m":{"a":"toolong","b":"x"}}`, "", `spec.m[a]: Invalid value: "string": value too long`},
+		{"TransitionRulesAreNeverForgiven", `{"t":5}`, `{"t":5,"other":"q"}`, `spec.t: Invalid value: "integer": t must grow`, ""},
+		{"RulesAtTheRootAreNeverForgiven", `{"other":"root"}`, `{"other":"root"}`, `<nil>: Invalid value: "object": root rule`, ""},
+		{"EvaluationErrorsAreNeverForgiven", `{"rk":{"b":"x"}}`, `{"rk":{"b":"x"},"other":"q"}`, `spec.rk: Invalid value: "object": no such key: a evaluating rule: rk.a must be x`, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			obj, old := obj(t, `{"spec":`+tt.obj+`}`), obj(t, `{"spec":`+tt.old+`}`)
+			errs, warned := v.Validate(context.Background(), obj, old, Options{Ratchet: true})
+			if got := joined(errs); got != tt.wantErrs {
+				t.Errorf("errors: got  %q\nwant %q", got, tt.wantErrs)
+			}
+			if got := joined(warned); got != tt.wantWarned {
+				t.Errorf("forgiven: got  %q\nwant %q", got, tt.wantWarned)
+			}
+			// without ratcheting, nothing is forgiven (each case has one
+			// violation or none)
+			errs, warned = v.Validate(context.Background(), obj, old, Options{})
+			if got, want := joined(errs), tt.wantErrs+tt.wantWarned; len(warned) > 0 || got != want {
+				t.Errorf("without ratcheting: errors %q forgiven %q, want errors %q", got, joined(warned), want)
+			}
+		})
 	}
+}
+
+func joined(errs field.ErrorList) string {
+	s := make([]string, len(errs))
+	for i, e := range errs {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "; ")
 }
 
 // BenchmarkValidate_FiveRules is the evaluation cost of five rules per
@@ -378,7 +471,7 @@ func BenchmarkValidate_FiveRules(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if errs := v.Validate(context.Background(), o, nil); len(errs) > 0 {
+		if errs, _ := v.Validate(context.Background(), o, nil, Options{}); len(errs) > 0 {
 			b.Fatal(errs)
 		}
 	}

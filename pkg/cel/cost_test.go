@@ -210,7 +210,7 @@ func TestRuntimeCost_MatchesKube(t *testing.T) {
 				for i := range l {
 					l[i] = it
 				}
-				errs := v.Validate(context.Background(), map[string]interface{}{"spec": map[string]interface{}{"l": l}}, nil)
+				errs, _ := v.Validate(context.Background(), map[string]interface{}{"spec": map[string]interface{}{"l": l}}, nil, Options{})
 				if refused := len(errs) > 0; refused != (n == tt.n) {
 					t.Errorf("%d items: %v; kube refuses %d items first", n, errs, tt.n)
 				}

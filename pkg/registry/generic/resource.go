@@ -1,6 +1,7 @@
 package generic
 
 import (
+	"context"
 	"fmt"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -40,6 +41,16 @@ type FieldResetter interface {
 	// ResetsField reports whether the endpoint keeps the top-level field
 	// name from the stored object.
 	ResetsField(name string) bool
+}
+
+// ContextUpdateValidator is implemented by strategies whose update
+// validation talks to the client, such as a custom resource's, which
+// warns of the rule violations that validation ratcheting forgives,
+// whether or not the update is valid. The store calls
+// ValidateUpdateContext with the request's context in place of
+// ValidateUpdate.
+type ContextUpdateValidator interface {
+	ValidateUpdateContext(ctx context.Context, obj, old runtime.Object) field.ErrorList
 }
 
 // WarningStrategy is implemented by strategies that advise on a write

@@ -147,7 +147,11 @@ func (s *Store) beforeUpdate(ctx context.Context, namespace string, obj, old run
 	obj.GetObjectKind().SetGroupVersionKind(s.Resource.GroupVersionKind)
 	errs := apivalidation.ValidateObjectMetaAccessorUpdate(m, om, field.NewPath("metadata"))
 	errs = append(errs, s.validateMeta(m)...)
-	errs = append(errs, s.strategy.ValidateUpdate(obj, old)...)
+	if cv, ok := s.strategy.(ContextUpdateValidator); ok {
+		errs = append(errs, cv.ValidateUpdateContext(ctx, obj, old)...)
+	} else {
+		errs = append(errs, s.strategy.ValidateUpdate(obj, old)...)
+	}
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(s.Resource.GroupKind(), m.GetName(), errs)
 	}
