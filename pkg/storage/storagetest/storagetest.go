@@ -42,6 +42,10 @@ func Codec() storage.Codec { return codec.Protobuf(GVK, NewObject) }
 // Backend is a storage under test, for keys under Prefix.
 type Backend struct {
 	Storage storage.Interface
+	// Etcd is the etcd store Storage reads through (Storage itself when it
+	// is that store): pages of a list must be the same from either, and a
+	// continue token from one valid on the other.
+	Etcd storage.Interface
 	// Prefix is a key prefix of this test's own, ending in "/".
 	Prefix string
 	// Compact compacts the backing etcd up to rev.
@@ -67,6 +71,10 @@ func Run(t *testing.T, newBackend NewBackend) {
 		{"List_LabelPredicateFilters", testListPredicate},
 		{"List_PagedPredicateAfterReads", testListPredicateAfterReads},
 		{"List_CompactedRevisionIsExpired", testListCompacted},
+		{"List_PagesAcrossWritesShowTheFirstPageRevision", testPagingAcrossWrites},
+		{"List_PagedSelectorAcrossWrites", testPagingPredicateAcrossWrites},
+		{"List_PageTokensWorkOnEitherBackend", testPagingInterchange},
+		{"List_ExactRevisionAcrossDeletesAndCreates", testListExactAcrossWrites},
 		{"GuaranteedUpdate_ConcurrentUpdatesAllApply", testConcurrentUpdates},
 		{"GuaranteedUpdate_PreconditionsConflict", testUpdatePreconditions},
 		{"GuaranteedUpdate_NoChangeWritesNothing", testNoopUpdate},
@@ -328,14 +336,18 @@ func testListCompacted(t *testing.T, b Backend) {
 	if err := b.Compact(ctx(t), rv(t, last)); err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.Storage.List(ctx(t), b.Prefix, storage.ListOptions{Mode: storage.ReadExact, ResourceVersion: rv(t, first)})
+	exact := storage.ListOptions{Mode: storage.ReadExact, ResourceVersion: rv(t, first)}
+	_, err = b.Storage.List(ctx(t), b.Prefix, exact)
 	if !storage.IsExpired(err) {
 		t.Fatalf("exact list at a compacted revision: want Expired, got %v", err)
 	}
-	_, err = b.Storage.List(ctx(t), b.Prefix, storage.ListOptions{Limit: 1, Continue: page.Continue})
+	sameError(t, b, exact, err)
+	cont := storage.ListOptions{Limit: 1, Continue: page.Continue}
+	_, err = b.Storage.List(ctx(t), b.Prefix, cont)
 	if !storage.IsExpired(err) {
 		t.Fatalf("continue at a compacted revision: want Expired, got %v", err)
 	}
+	sameError(t, b, cont, err)
 	// The error offers a token that goes on from the same key at the
 	// latest revision (an inconsistent list, as kube offers it).
 	var se *storage.Error
@@ -673,6 +685,7 @@ func EtcdBackend(t *testing.T, client *clientv3.Client, wrap func(s *etcd3.Store
 	store := etcd3.New(client, Codec(), NewObject)
 	b := Backend{
 		Storage: store,
+		Etcd:    store,
 		Prefix:  prefix,
 		Compact: func(ctx context.Context, rev int64) error {
 			_, err := client.Compact(ctx, rev)
