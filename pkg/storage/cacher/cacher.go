@@ -1,28 +1,31 @@
 // Package cacher owns the in-memory view of one resource that serves
 // reads and watches without a round trip to etcd. One etcd watch feeds it:
-// it keeps the current objects and a window of recent events, answers gets
-// and lists that accept an older or a not-older-than state, and fans each
-// event out to many watchers, each behind a bounded buffer so that one slow
-// watcher never holds up the others (a watcher that falls too far behind is
-// ended and its client watches again). Objects are shared read-only between
-// readers and memoize their encodings, so an event is encoded once per
-// format, not once per watcher. Writes pass straight through to the
-// backend; the cache holds nothing that is not in etcd. When its etcd watch
-// breaks it resumes it from the last revision it holds, and rebuilds itself
-// from etcd (ending its watchers) only when that revision was compacted.
+// it keeps the current objects, in key order, and a window of recent
+// events. It answers gets and lists that accept an older or a
+// not-older-than state, and paged lists at the revision of their first
+// page while the window covers it (the objects of the moment, with the
+// keys changed since as they were then). It fans each event out to many
+// watchers, each behind a bounded buffer so that one slow watcher never
+// holds up the others (a watcher that falls too far behind is ended and
+// its client watches again). Objects are shared read-only between readers
+// and memoize their encodings, so an event is encoded once per format,
+// not once per watcher. Writes pass straight through to the backend; the
+// cache holds nothing that is not in etcd. When its etcd watch breaks it
+// resumes it from the last revision it holds, and rebuilds itself from
+// etcd (ending its watchers) only when that revision was compacted.
 package cacher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/google/btree"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -97,6 +100,16 @@ type ProgressRequester interface {
 	RequestProgress(ctx context.Context) error
 }
 
+// RevisionChecker is implemented by backends that can tell cheaply whether
+// the state at a revision can still be read. A list at a past revision is
+// served from the cache only when it can: a compacted revision is left to
+// the backend, which refuses it in its own words.
+type RevisionChecker interface {
+	// CheckRevision returns nil when the state at rev is neither compacted
+	// nor in the future.
+	CheckRevision(ctx context.Context, rev int64) error
+}
+
 // NewFunc returns an empty object of the cached type, for bookmarks.
 type NewFunc func() runtime.Object
 
@@ -110,8 +123,12 @@ type event struct {
 	key   string
 	obj   *storage.SharedObject
 	prev  *storage.SharedObject
-	rv    int64
-	at    time.Time
+	// prevRV, on a DELETED event, is the revision of the state the delete
+	// ended (obj's resourceVersion is the delete's); 0 when the cache did
+	// not hold the key.
+	prevRV int64
+	rv     int64
+	at     time.Time
 	// size is the stored size of obj (a guess when it is unknown).
 	size int
 }
@@ -140,7 +157,11 @@ type Cache struct {
 	mu    sync.RWMutex
 	ready bool
 	items map[string]*storage.SharedObject
-	rv    int64
+	// sorted holds the objects of items in key order. Lists read a clone
+	// of it (copy-on-write, taken in O(1) under the write lock) without
+	// the lock.
+	sorted *btree.BTree
+	rv     int64
 	// advanced is closed and replaced whenever rv moves.
 	advanced chan struct{}
 	// events is a ring of recent events: events[(start+i)%len] for i < count.
@@ -187,6 +208,7 @@ func New(backend storage.Interface, prefix string, newFunc NewFunc, cfg Config) 
 		newFunc:  newFunc,
 		cfg:      cfg,
 		items:    map[string]*storage.SharedObject{},
+		sorted:   btree.New(treeDegree),
 		advanced: make(chan struct{}),
 		events:   make([]*event, cfg.Capacity),
 		watchers: map[*watcher]struct{}{},
@@ -329,15 +351,18 @@ func (c *Cache) follow(ctx context.Context, rv int64) (progressed, resumable boo
 // across a relist, so they are ended and their clients watch again.
 func (c *Cache) replace(list *storage.ListResult) {
 	items := make(map[string]*storage.SharedObject, len(list.Items))
+	sorted := btree.New(treeDegree)
 	for _, obj := range list.Items {
 		key, err := c.keyOf(obj)
 		if err != nil {
 			continue
 		}
-		items[key] = share(obj)
+		e := &entry{key: key, obj: share(obj)}
+		items[key] = e.obj
+		sorted.ReplaceOrInsert(e)
 	}
 	c.mu.Lock()
-	c.items = items
+	c.items, c.sorted = items, sorted
 	for i := range c.events {
 		c.events[i] = nil
 	}
@@ -404,12 +429,18 @@ func (c *Cache) apply(e watch.Event) error {
 	}
 	ev := &event{typ: e.Type, key: key, obj: share(e.Object), rv: rv, at: time.Now()}
 	ev.size = sizeOf(ev.obj)
+	ent := &entry{key: key, obj: ev.obj}
 	c.mu.Lock()
 	ev.prev = c.items[key]
 	if ev.typ == watch.Deleted {
+		if ev.prev != nil {
+			ev.prevRV, _ = resourceVersion(ev.prev)
+		}
 		delete(c.items, key)
+		c.sorted.Delete(ent)
 	} else {
 		c.items[key] = ev.obj
+		c.sorted.ReplaceOrInsert(ent)
 	}
 	c.appendLocked(ev)
 	c.setRVLocked(rv)
@@ -575,56 +606,68 @@ func (c *Cache) Get(ctx context.Context, key string, opts storage.GetOptions) (r
 	return obj, nil
 }
 
-// List serves from the cache what it can: any state, not-older-than
-// without a limit, and the most recent state without a limit. Paged
-// consistent lists, continuations and exact revisions go to etcd, which
-// keeps the snapshots they need. A limit on a read of any state is
-// ignored, as kube's watch cache does.
+// List serves from the cache every list whose state it holds, as the
+// etcd store would answer it (the same items, continue token and
+// remainingItemCount, with tokens valid on either):
+//   - any state, ignoring the limit as kube's watch cache does;
+//   - the most recent state, and not-older-than with a limit (both read
+//     at etcd's current revision), once the cache has caught up with etcd;
+//   - not-older-than without a limit once the cache has reached it;
+//   - a continue token or an Exact read at revision R: R's state is the
+//     current one with every key changed after R as it was before its
+//     first change since, which the event window tells while it holds
+//     every event after R and etcd has not compacted R.
+//
+// Anything else goes to etcd, which keeps the snapshots it needs.
 func (c *Cache) List(ctx context.Context, prefix string, opts storage.ListOptions) (*storage.ListResult, error) {
-	if opts.Continue != "" || opts.Mode == storage.ReadExact || (opts.Limit > 0 && opts.Mode != storage.ReadAny) {
-		return c.backend.List(ctx, prefix, opts)
-	}
+	start, rev, limit := prefix, int64(0), opts.Limit
 	var err error
-	switch opts.Mode {
-	case storage.ReadMostRecent:
-		err = c.syncConsistent(ctx)
-	case storage.ReadAny:
-		err = c.waitFor(ctx, 0)
-	default:
+	switch {
+	case opts.Continue != "":
+		if start, rev, err = storage.DecodeContinue(opts.Continue, prefix); err != nil {
+			return nil, err
+		}
+		if rev == 0 {
+			// A token that resumes at the latest revision.
+			err = c.syncConsistent(ctx)
+		}
+	case opts.Mode == storage.ReadExact:
+		if rev = opts.ResourceVersion; rev <= 0 {
+			return c.backend.List(ctx, prefix, opts)
+		}
+	case opts.Mode == storage.ReadAny:
+		err, limit = c.waitFor(ctx, 0), 0
+	case opts.Mode == storage.ReadNotOlderThan && opts.Limit == 0:
 		err = c.waitFor(ctx, opts.ResourceVersion)
 		if storage.IsTooLargeResourceVersion(err) {
 			return nil, err
 		}
+	default:
+		err = c.syncConsistent(ctx)
 	}
 	if err != nil {
 		return c.backend.List(ctx, prefix, opts)
 	}
-	c.mu.RLock()
-	rv := c.rv
-	keys := make([]string, 0, len(c.items))
-	for k := range c.items {
-		if strings.HasPrefix(k, prefix) {
-			keys = append(keys, k)
-		}
+	v, ok := c.viewAt(rev)
+	if !ok || (opts.Mode == storage.ReadNotOlderThan && v.rv < opts.ResourceVersion) {
+		return c.backend.List(ctx, prefix, opts)
 	}
-	objs := make([]*storage.SharedObject, len(keys))
-	sort.Strings(keys)
-	for i, k := range keys {
-		objs[i] = c.items[k]
+	if rev > 0 && c.checkRevision(ctx, rev) != nil {
+		return c.backend.List(ctx, prefix, opts)
 	}
-	c.mu.RUnlock()
-	res := &storage.ListResult{ResourceVersion: rv, Items: make([]runtime.Object, 0, len(objs))}
-	for _, o := range objs {
-		ok, err := opts.Predicate.Matches(o.Object())
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			res.Items = append(res.Items, o)
-		}
-	}
-	return res, nil
+	return v.list(prefix, start, limit, opts.Predicate)
 }
+
+// checkRevision returns nil when etcd can still read the state at rev.
+func (c *Cache) checkRevision(ctx context.Context, rev int64) error {
+	rc, ok := c.backend.(RevisionChecker)
+	if !ok {
+		return errNoRevisionCheck
+	}
+	return rc.CheckRevision(ctx, rev)
+}
+
+var errNoRevisionCheck = errors.New("the backend cannot check revisions")
 
 // Watch serves a watch from the cache: the current state first when
 // ResourceVersion is 0, else the events after it, which must still be in
@@ -656,17 +699,15 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.WatchOptions
 	var initial []*event
 	switch {
 	case initialState:
-		keys := make([]string, 0, len(c.items))
-		for k := range c.items {
-			if w.wantsKey(k) {
-				keys = append(keys, k)
+		// The watched keys are a range of the sorted objects.
+		c.sorted.AscendGreaterOrEqual(&entry{key: key}, func(it btree.Item) bool {
+			e := it.(*entry)
+			if !w.wantsKey(e.key) {
+				return false
 			}
-		}
-		sort.Strings(keys)
-		initial = make([]*event, len(keys), len(keys)+1)
-		for i, k := range keys {
-			initial[i] = &event{typ: watch.Added, key: k, obj: c.items[k], state: true}
-		}
+			initial = append(initial, &event{typ: watch.Added, key: e.key, obj: e.obj, state: true})
+			return true
+		})
 		w.startRV = c.rv
 		if opts.SendInitialEvents && opts.ProgressNotify {
 			initial = append(initial, &event{typ: watch.Bookmark, rv: c.rv, initialEnd: true})

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/cronplane/cronplane/pkg/etcdserver"
@@ -343,4 +345,232 @@ func (s *slowWatch) Watch(ctx context.Context, key string, opts storage.WatchOpt
 		return nil, ctx.Err()
 	}
 	return s.Interface.Watch(ctx, key, opts)
+}
+
+// countingStore is an etcd store that counts the lists reaching it.
+type countingStore struct {
+	*etcd3.Store
+	lists atomic.Int64
+}
+
+func (s *countingStore) List(ctx context.Context, prefix string, opts storage.ListOptions) (*storage.ListResult, error) {
+	s.lists.Add(1)
+	return s.Store.List(ctx, prefix, opts)
+}
+
+func newCountingCache(t *testing.T, cfg cacher.Config) (storagetest.Backend, *countingStore) {
+	var cs *countingStore
+	b := storagetest.EtcdBackend(t, etcd.Client(), func(s *etcd3.Store, prefix string) storage.Interface {
+		cs = &countingStore{Store: s}
+		c := cacher.New(cs, prefix, storagetest.NewObject, cfg)
+		s.UseDecoded(c)
+		t.Cleanup(c.Stop)
+		return c
+	})
+	return b, cs
+}
+
+func names(t *testing.T, res *storage.ListResult) string {
+	t.Helper()
+	var out []string
+	for _, it := range res.Items {
+		m, err := meta.Accessor(storage.Unwrap(it))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m.GetName()+"@"+m.GetResourceVersion())
+	}
+	return fmt.Sprint(out)
+}
+
+func TestList_PagesServedFromMemory(t *testing.T) {
+	b, cs := newCountingCache(t, cacher.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i < 6; i++ {
+		storagetest.Create(t, b, fmt.Sprintf("o%d", i))
+	}
+	// A consistent list: the cache has caught up after it.
+	if _, err := b.Storage.List(ctx, b.Prefix, storage.ListOptions{Mode: storage.ReadMostRecent}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := b.Storage.List(ctx, b.Prefix, storage.ListOptions{Mode: storage.ReadMostRecent, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	etcdFirst, err := b.Etcd.List(ctx, b.Prefix, storage.ListOptions{Mode: storage.ReadMostRecent, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inconsistent, err := storage.InconsistentContinue(b.Prefix+"ns/o3", b.Prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Writes between the pages, so that the later pages are rebuilt.
+	storagetest.Create(t, b, "o1a")
+	for _, name := range []string{"o2", "o4"} {
+		if _, err := b.Storage.Delete(ctx, b.Prefix+"ns/"+name, nil, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name string
+		opts storage.ListOptions
+	}{
+		{"continue", storage.ListOptions{Mode: storage.ReadMostRecent, Limit: 2, Continue: first.Continue}},
+		{"continue of an etcd page", storage.ListOptions{Mode: storage.ReadMostRecent, Limit: 2, Continue: etcdFirst.Continue}},
+		{"inconsistent continue", storage.ListOptions{Mode: storage.ReadMostRecent, Limit: 2, Continue: inconsistent}},
+		{"exact", storage.ListOptions{Mode: storage.ReadExact, ResourceVersion: first.ResourceVersion}},
+		{"exact page", storage.ListOptions{Mode: storage.ReadExact, ResourceVersion: first.ResourceVersion, Limit: 2}},
+		{"not older than, page", storage.ListOptions{Mode: storage.ReadNotOlderThan, ResourceVersion: first.ResourceVersion, Limit: 2}},
+		{"consistent page", storage.ListOptions{Mode: storage.ReadMostRecent, Limit: 2}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := b.Etcd.List(ctx, b.Prefix, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := cs.lists.Load()
+			got, err := b.Storage.List(ctx, b.Prefix, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := cs.lists.Load() - before; n != 0 {
+				t.Fatalf("%d lists went to etcd", n)
+			}
+			if names(t, got) != names(t, want) || got.Continue != want.Continue || got.ResourceVersion != want.ResourceVersion {
+				t.Fatalf("from the cache %s %q at %d, from etcd %s %q at %d", names(t, got), got.Continue, got.ResourceVersion, names(t, want), want.Continue, want.ResourceVersion)
+			}
+		})
+	}
+}
+
+// A page whose revision the event window no longer covers is read from
+// etcd, which still has it.
+func TestList_PageBeyondTheWindowGoesToEtcd(t *testing.T) {
+	b, cs := newCountingCache(t, cacher.Config{Capacity: 4, MaxCapacity: 4, Window: time.Nanosecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i < 4; i++ {
+		storagetest.Create(t, b, fmt.Sprintf("o%d", i))
+	}
+	first, err := b.Storage.List(ctx, b.Prefix, storage.ListOptions{Mode: storage.ReadMostRecent, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 8; i++ {
+		storagetest.Create(t, b, fmt.Sprintf("n%d", i))
+	}
+	// Served from the cache, once it has seen every write.
+	if _, err := b.Storage.List(ctx, b.Prefix, storage.ListOptions{Mode: storage.ReadMostRecent}); err != nil {
+		t.Fatal(err)
+	}
+	opts := storage.ListOptions{Mode: storage.ReadMostRecent, Limit: 2, Continue: first.Continue}
+	before := cs.lists.Load()
+	got, err := b.Storage.List(ctx, b.Prefix, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := cs.lists.Load() - before; n != 1 {
+		t.Fatalf("%d lists went to etcd, want 1", n)
+	}
+	want, err := b.Etcd.List(ctx, b.Prefix, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names(t, got) != names(t, want) || got.Continue != "" || got.ResourceVersion != first.ResourceVersion {
+		t.Fatalf("got %s %q at %d, want %s at %d", names(t, got), got.Continue, got.ResourceVersion, names(t, want), first.ResourceVersion)
+	}
+}
+
+// Pages read while keys are written, deleted and created are, put
+// together, the exact list at the first page's revision.
+func TestList_PagesUnderConcurrentWritesAreOneSnapshot(t *testing.T) {
+	b := newCache(t, cacher.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const keys = 40
+	for i := 0; i < keys; i++ {
+		storagetest.Create(t, b, fmt.Sprintf("o%02d", i))
+	}
+	done := make(chan struct{})
+	writerErr := make(chan error, 1)
+	go func() {
+		defer close(writerErr)
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			k := b.Prefix + fmt.Sprintf("ns/o%02d", (i*7)%keys)
+			var err error
+			if _, err = b.Storage.Delete(ctx, k, nil, nil, nil); storage.IsNotFound(err) {
+				obj := storagetest.NewObject()
+				m, _ := meta.Accessor(obj)
+				m.SetName(fmt.Sprintf("o%02d", (i*7)%keys))
+				m.SetNamespace("ns")
+				obj.GetObjectKind().SetGroupVersionKind(storagetest.GVK)
+				_, err = b.Storage.Create(ctx, k, obj)
+			}
+			if err != nil {
+				writerErr <- err
+				return
+			}
+		}
+	}()
+	for round := 0; round < 20; round++ {
+		opts := storage.ListOptions{Mode: storage.ReadMostRecent, Limit: 7}
+		var got []runtime.Object
+		var at int64
+		for pages := 0; pages < keys; pages++ {
+			res, err := b.Storage.List(ctx, b.Prefix, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pages == 0 {
+				at = res.ResourceVersion
+			} else if res.ResourceVersion != at {
+				t.Fatalf("page %d at %d, first at %d", pages, res.ResourceVersion, at)
+			}
+			got = append(got, res.Items...)
+			if opts.Continue = res.Continue; res.Continue == "" {
+				break
+			}
+			waitForWrite(t, b, res.ResourceVersion)
+		}
+		want, err := b.Etcd.List(ctx, b.Prefix, storage.ListOptions{Mode: storage.ReadExact, ResourceVersion: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := names(t, &storage.ListResult{Items: got}), names(t, want); g != w {
+			t.Fatalf("round %d at %d: pages %s, exact list %s", round, at, g, w)
+		}
+	}
+	close(done)
+	if err := <-writerErr; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitForWrite waits until etcd's revision has moved past rev.
+func waitForWrite(t *testing.T, b storagetest.Backend, rev int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		now, err := b.Etcd.CurrentResourceVersion(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now > rev {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no write after %d", rev)
+		case <-time.After(time.Millisecond):
+		}
+	}
 }

@@ -471,6 +471,15 @@ func (s *Store) CurrentResourceVersion(ctx context.Context) (int64, error) {
 	return resp.Header.Revision, nil
 }
 
+// CheckRevision reports whether etcd can still read the state at rev: nil,
+// or the error a read at rev gets (IsExpired when it was compacted,
+// IsTooLargeResourceVersion when it is in the future). It reads one key,
+// which costs etcd no count of a range.
+func (s *Store) CheckRevision(ctx context.Context, rev int64) error {
+	_, err := s.client.Get(ctx, "\x00", clientv3.WithRev(rev), clientv3.WithCountOnly())
+	return classify(err, "", rev)
+}
+
 // RequestProgress asks etcd to report the current revision on every open
 // watch of this client, as progress notifications.
 func (s *Store) RequestProgress(ctx context.Context) error {
