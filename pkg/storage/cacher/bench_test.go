@@ -46,25 +46,33 @@ func fill(b *testing.B, s storage.Interface, prefix string, n int) {
 	}
 }
 
-var paged struct {
+// n is how many objects the benchmarks list.
+const n = 5000
+
+var bench struct {
 	once   sync.Once
 	cache  *cacher.Cache
 	prefix string
 }
 
+// benchCache returns a cache of n objects under its prefix, one for every
+// benchmark and round: filling it takes seconds.
+func benchCache(b *testing.B) (*cacher.Cache, string) {
+	bench.once.Do(func() {
+		store := etcd3.New(etcd.Client(), storagetest.Codec(), storagetest.NewObject)
+		bench.prefix = "/bench-" + rand.String(5) + "/"
+		bench.cache = cacher.New(store, bench.prefix, storagetest.NewObject, cacher.Config{})
+		store.UseDecoded(bench.cache)
+		fill(b, store, bench.prefix, n)
+	})
+	return bench.cache, bench.prefix
+}
+
 // BenchmarkList_Paged5000 reads 5,000 objects through the cache in
 // consistent pages of 500, as a client pages a list.
 func BenchmarkList_Paged5000(b *testing.B) {
-	const n, limit = 5000, 500
-	// One cache for every round of the benchmark: filling takes seconds.
-	paged.once.Do(func() {
-		store := etcd3.New(etcd.Client(), storagetest.Codec(), storagetest.NewObject)
-		paged.prefix = "/bench-" + rand.String(5) + "/"
-		paged.cache = cacher.New(store, paged.prefix, storagetest.NewObject, cacher.Config{})
-		store.UseDecoded(paged.cache)
-		fill(b, store, paged.prefix, n)
-	})
-	c, prefix := paged.cache, paged.prefix
+	const limit = 500
+	c, prefix := benchCache(b)
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -82,6 +90,23 @@ func BenchmarkList_Paged5000(b *testing.B) {
 		}
 		if got != n {
 			b.Fatalf("%d objects listed, want %d", got, n)
+		}
+	}
+}
+
+// BenchmarkList_Full5000 reads the same 5,000 objects through the cache
+// in one consistent list.
+func BenchmarkList_Full5000(b *testing.B) {
+	c, prefix := benchCache(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := c.List(ctx, prefix, storage.ListOptions{Mode: storage.ReadMostRecent})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Items) != n {
+			b.Fatalf("%d objects listed", len(res.Items))
 		}
 	}
 }
