@@ -69,6 +69,18 @@ type view struct {
 	now *btree.BTree
 	// since are the events after rv, oldest first.
 	since []*event
+	// changed holds, once scoped to a prefix, the keys under it that
+	// changed after rv; gone, sorted, those of them that existed at rv
+	// and no longer do.
+	changed map[string]change
+	gone    []string
+}
+
+// change is a key changed after a view's revision: its state then, and
+// whether it exists now.
+type change struct {
+	then state
+	now  bool
 }
 
 // viewAt returns the cache's state at rev (0: at its own revision), or
@@ -94,55 +106,99 @@ func (c *Cache) viewAt(rev int64) (*view, bool) {
 	return v, true
 }
 
-// each calls f, in key order, with each key under prefix from start that
-// existed at v.rv and its state then, until f returns false.
-func (v *view) each(prefix, start string, f func(key string, s state) bool) {
-	// past holds the state at v.rv of the keys changed since: that before
-	// the first change.
-	var past map[string]state
+// scope finds the keys under prefix changed since the view's revision.
+func (v *view) scope(prefix string) {
 	for i := len(v.since) - 1; i >= 0; i-- {
 		ev := v.since[i]
-		if ev.key >= start && strings.HasPrefix(ev.key, prefix) {
-			if past == nil {
-				past = map[string]state{}
-			}
-			past[ev.key] = ev.before()
+		if !strings.HasPrefix(ev.key, prefix) {
+			continue
+		}
+		if v.changed == nil {
+			v.changed = map[string]change{}
+		}
+		c, seen := v.changed[ev.key]
+		if !seen {
+			// The newest event says whether the key exists now.
+			c.now = ev.typ != watch.Deleted
+		}
+		// The oldest says what it was at the view's revision.
+		c.then = ev.before()
+		v.changed[ev.key] = c
+	}
+	for k, c := range v.changed {
+		if c.then.obj != nil && !c.now {
+			v.gone = append(v.gone, k)
 		}
 	}
-	// gone are the keys deleted since, which the tree no longer has.
-	var gone []string
-	for k, s := range past {
-		if s.obj != nil && !v.now.Has(&entry{key: k}) {
-			gone = append(gone, k)
-		}
-	}
-	sort.Strings(gone)
+	sort.Strings(v.gone)
+}
+
+// each calls f, in key order, with each key under prefix from start that
+// existed at v.rv and its state then, until f returns false. The view
+// must be scoped to prefix.
+func (v *view) each(prefix, start string, f func(key string, s state) bool) {
+	gone := v.gone[sort.SearchStrings(v.gone, start):]
 	stopped := false
-	v.now.AscendGreaterOrEqual(&entry{key: start}, func(it btree.Item) bool {
-		e := it.(*entry)
-		if !strings.HasPrefix(e.key, prefix) {
-			return false
-		}
-		for ; len(gone) > 0 && gone[0] < e.key; gone = gone[1:] {
-			if !f(gone[0], past[gone[0]]) {
+	// The range ends at the last entry under prefix: the entries up to it
+	// need not have their keys read.
+	if last := v.lastUnder(prefix); last != nil && last.key >= start {
+		v.now.AscendGreaterOrEqual(&entry{key: start}, func(it btree.Item) bool {
+			e := it.(*entry)
+			for ; len(gone) > 0 && gone[0] < e.key; gone = gone[1:] {
+				if !f(gone[0], v.changed[gone[0]].then) {
+					stopped = true
+					return false
+				}
+			}
+			s := state{obj: e.obj}
+			if c, ok := v.changed[e.key]; ok {
+				s = c.then
+			}
+			// An object created since did not exist.
+			if s.obj != nil && !f(e.key, s) {
 				stopped = true
 				return false
 			}
-		}
-		s, changed := past[e.key]
-		if !changed {
-			s = state{obj: e.obj}
-		}
-		if s.obj == nil {
-			// Created since.
-			return true
-		}
-		stopped = !f(e.key, s)
-		return !stopped
-	})
-	for ; !stopped && len(gone) > 0; gone = gone[1:] {
-		stopped = !f(gone[0], past[gone[0]])
+			return e != last
+		})
 	}
+	for ; !stopped && len(gone) > 0; gone = gone[1:] {
+		stopped = !f(gone[0], v.changed[gone[0]].then)
+	}
+}
+
+// lastUnder returns the last entry of the moment under prefix, or nil.
+func (v *view) lastUnder(prefix string) *entry {
+	var last *entry
+	find := func(it btree.Item) bool {
+		e := it.(*entry)
+		if strings.HasPrefix(e.key, prefix) {
+			last = e
+		}
+		return false
+	}
+	end := prefixEnd(prefix)
+	if end == "" {
+		v.now.Descend(find)
+		return last
+	}
+	v.now.DescendLessOrEqual(&entry{key: end}, func(it btree.Item) bool {
+		return it.(*entry).key == end || find(it)
+	})
+	return last
+}
+
+// prefixEnd is the first key after every key under prefix, as etcd's
+// range end of a prefix; "" when there is none.
+func prefixEnd(prefix string) string {
+	end := []byte(prefix)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return string(end[:i+1])
+		}
+	}
+	return ""
 }
 
 // list reads the view as the etcd store reads a revision: the first limit
@@ -151,6 +207,7 @@ func (v *view) each(prefix, start string, f func(key string, s state) bool) {
 // resumes after its last object, and without a predicate
 // remainingItemCount says how many keys follow.
 func (v *view) list(prefix, start string, limit int64, pred storage.SelectionPredicate) (*storage.ListResult, error) {
+	v.scope(prefix)
 	size := int64(v.now.Len())
 	if limit > 0 && limit < size {
 		size = limit
@@ -163,6 +220,7 @@ func (v *view) list(prefix, start string, limit int64, pred storage.SelectionPre
 	var err error
 	v.each(prefix, start, func(key string, s state) bool {
 		if full {
+			// Past the page: counted without a predicate, else only seen.
 			remaining++
 			return !filtered
 		}
@@ -185,15 +243,16 @@ func (v *view) list(prefix, start string, limit int64, pred storage.SelectionPre
 	if err != nil {
 		return nil, err
 	}
-	if full && remaining > 0 {
-		token, err := storage.EncodeContinue(last+"\x00", prefix, v.rv)
-		if err != nil {
-			return nil, err
-		}
-		res.Continue = token
-		if !filtered {
-			res.RemainingItemCount = &remaining
-		}
+	if !full || remaining == 0 {
+		return res, nil
+	}
+	token, err := storage.EncodeContinue(last+"\x00", prefix, v.rv)
+	if err != nil {
+		return nil, err
+	}
+	res.Continue = token
+	if !filtered {
+		res.RemainingItemCount = &remaining
 	}
 	return res, nil
 }
