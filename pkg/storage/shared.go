@@ -19,10 +19,19 @@ type SharedObject struct {
 	obj runtime.Object
 	// size is the length of the object's stored bytes, 0 when unknown.
 	size int
-	// used is when an encoding was last asked for (Unix nanoseconds).
-	used atomic.Int64
-	mu   sync.Mutex
-	enc  map[string][]byte
+	// mem is MemSize of the object, 0 until asked for.
+	mem atomic.Int64
+	mu  sync.Mutex
+	enc []encoding
+}
+
+// encoding is one memoized format, with when it was last asked for (Unix
+// nanoseconds): each format is forgotten on its own, so that a format
+// read once by a list does not stay as long as another one in use.
+type encoding struct {
+	format string
+	data   []byte
+	used   int64
 }
 
 // Share wraps obj, which the caller must no longer mutate.
@@ -43,8 +52,19 @@ func ShareSized(obj runtime.Object, size int) *SharedObject {
 func (s *SharedObject) Object() runtime.Object { return s.obj }
 
 // Size is the length of the bytes the object was decoded from (0 when
-// unknown): what it takes in storage, a measure of what it takes here.
+// unknown).
 func (s *SharedObject) Size() int { return s.size }
+
+// MemSize is the heap memory the decoded object holds (see MemSize),
+// computed once; memoized encodings are not counted.
+func (s *SharedObject) MemSize() int {
+	if n := s.mem.Load(); n > 0 {
+		return int(n)
+	}
+	n := max(MemSize(s.obj), 1)
+	s.mem.Store(int64(n))
+	return n
+}
 
 func (s *SharedObject) GetObjectKind() schema.ObjectKind { return s.obj.GetObjectKind() }
 
@@ -53,37 +73,42 @@ func (s *SharedObject) DeepCopyObject() runtime.Object { return s.obj.DeepCopyOb
 // Encoded returns the object's encoding in format, computing it with encode
 // the first time.
 func (s *SharedObject) Encoded(format string, encode func(runtime.Object) ([]byte, error)) ([]byte, error) {
-	s.used.Store(time.Now().UnixNano())
+	now := time.Now().UnixNano()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if b, ok := s.enc[format]; ok {
-		return b, nil
+	for i := range s.enc {
+		if e := &s.enc[i]; e.format == format {
+			e.used = now
+			return e.data, nil
+		}
 	}
 	b, err := encode(s.obj)
 	if err != nil {
 		return nil, err
 	}
-	if s.enc == nil {
-		s.enc = make(map[string][]byte, 1)
-	}
-	s.enc[format] = b
+	s.enc = append(s.enc, encoding{format: format, data: b, used: now})
 	return b, nil
 }
 
-// ForgetEncodings drops the memoized encodings unless one was asked for
-// after since; it returns how many bytes it dropped. A later Encoded
-// computes them again.
+// ForgetEncodings drops the memoized encodings not asked for after since;
+// it returns how many bytes it dropped. A later Encoded computes them
+// again.
 func (s *SharedObject) ForgetEncodings(since time.Time) int {
-	if s.used.Load() >= since.UnixNano() {
-		return 0
-	}
+	cutoff := since.UnixNano()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for _, b := range s.enc {
-		n += len(b)
+	n, kept := 0, s.enc[:0]
+	for _, e := range s.enc {
+		if e.used >= cutoff {
+			kept = append(kept, e)
+		} else {
+			n += len(e.data)
+		}
 	}
-	s.enc = nil
+	clear(s.enc[len(kept):])
+	if s.enc = kept; len(kept) == 0 {
+		s.enc = nil
+	}
 	return n
 }
 

@@ -45,15 +45,17 @@ type Config struct {
 	Window      time.Duration
 	Capacity    int
 	MaxCapacity int
-	// MaxBytes bounds the stored size of the events in the ring (default
-	// 16 MiB): past it the oldest go, whatever Window and Capacity say,
-	// down to the newest minEvents.
+	// MaxBytes bounds the memory the ring holds beyond the current
+	// objects (default 16 MiB): the estimated heap size (MemSize) of the
+	// decoded objects only its events keep alive, replaced and deleted
+	// states. Past it the oldest events go, whatever Window and Capacity
+	// say, down to the newest minEvents.
 	MaxBytes int
-	// EncodingTTL is how long the encodings memoized for a current object
-	// stay once nobody asks for them (default 15 s: lists and watches that
-	// come together share them, a lone list encodes again, as kube's
-	// always does); an object replaced or deleted, kept only for replays,
-	// keeps them for a tenth of that.
+	// EncodingTTL is how long an encoding memoized for a current object
+	// stays once nobody asks for it (default 5 s: lists and watches that
+	// come together share it, a lone list encodes again, as kube's always
+	// does); an object replaced or deleted, kept only for replays, keeps
+	// its encodings for a tenth of that.
 	EncodingTTL time.Duration
 	// WatcherBuffer is how many events a watcher may fall behind before it
 	// is ended (default 1024).
@@ -80,7 +82,7 @@ func (c *Config) defaults() {
 		c.MaxBytes = 16 << 20
 	}
 	if c.EncodingTTL == 0 {
-		c.EncodingTTL = 15 * time.Second
+		c.EncodingTTL = 5 * time.Second
 	}
 	if c.WatcherBuffer == 0 {
 		c.WatcherBuffer = 1024
@@ -121,31 +123,21 @@ type event struct {
 	state bool
 	typ   watch.EventType
 	key   string
-	obj   *storage.SharedObject
-	prev  *storage.SharedObject
-	// prevRV, on a DELETED event, is the revision of the state the delete
-	// ended (obj's resourceVersion is the delete's); 0 when the cache did
-	// not hold the key.
+	// obj is the new state; a DELETED event's is the last state, at the
+	// delete's revision.
+	obj *storage.SharedObject
+	// prev is the state a MODIFIED event replaced, for the watchers whose
+	// selector it matched. A DELETED event keeps none: its obj is that
+	// state already, and one decoded copy per deleted object is enough.
+	prev *storage.SharedObject
+	// prevRV is the revision of the state the event replaced, 0 for none.
 	prevRV int64
 	rv     int64
 	at     time.Time
-	// size is the stored size of obj (a guess when it is unknown).
-	size int
 }
 
 // minEvents are kept in the ring whatever their size.
 const minEvents = 100
-
-// unknownSize is the size counted for an object whose stored size is not
-// known.
-const unknownSize = 1 << 10
-
-func sizeOf(obj *storage.SharedObject) int {
-	if n := obj.Size(); n > 0 {
-		return n
-	}
-	return unknownSize
-}
 
 // Cache is a storage.Interface serving reads from memory.
 type Cache struct {
@@ -167,7 +159,10 @@ type Cache struct {
 	// events is a ring of recent events: events[(start+i)%len] for i < count.
 	events      []*event
 	start, size int
-	// bytes is the stored size of the events in the ring.
+	// held counts the references of the ring's events to each object (as
+	// obj or prev); bytes is the memory of the objects held that are not
+	// current items, which only the ring keeps alive.
+	held  map[*storage.SharedObject]int
 	bytes int
 	// oldest is the revision after which every event is in the ring.
 	oldest   int64
@@ -211,6 +206,7 @@ func New(backend storage.Interface, prefix string, newFunc NewFunc, cfg Config) 
 		sorted:   btree.New(treeDegree),
 		advanced: make(chan struct{}),
 		events:   make([]*event, cfg.Capacity),
+		held:     map[*storage.SharedObject]int{},
 		watchers: map[*watcher]struct{}{},
 		stop:     cancel,
 		done:     make(chan struct{}),
@@ -367,6 +363,7 @@ func (c *Cache) replace(list *storage.ListResult) {
 		c.events[i] = nil
 	}
 	c.start, c.size, c.bytes = 0, 0, 0
+	clear(c.held)
 	c.oldest = list.ResourceVersion
 	for w := range c.watchers {
 		c.removeLocked(w)
@@ -428,19 +425,28 @@ func (c *Cache) apply(e watch.Event) error {
 		return err
 	}
 	ev := &event{typ: e.Type, key: key, obj: share(e.Object), rv: rv, at: time.Now()}
-	ev.size = sizeOf(ev.obj)
+	// Estimated here, outside the lock, for when the ring is all that
+	// holds the object.
+	ev.obj.MemSize()
 	ent := &entry{key: key, obj: ev.obj}
 	c.mu.Lock()
-	ev.prev = c.items[key]
+	prev := c.items[key]
 	if ev.typ == watch.Deleted {
-		if ev.prev != nil {
-			ev.prevRV, _ = resourceVersion(ev.prev)
-		}
 		delete(c.items, key)
 		c.sorted.Delete(ent)
 	} else {
 		c.items[key] = ev.obj
 		c.sorted.ReplaceOrInsert(ent)
+	}
+	if prev != nil {
+		if ev.typ == watch.Modified {
+			ev.prev = prev
+		}
+		ev.prevRV, _ = resourceVersion(prev)
+		if c.held[prev] > 0 {
+			// No longer current: only the ring holds it now.
+			c.bytes += prev.MemSize()
+		}
 	}
 	c.appendLocked(ev)
 	c.setRVLocked(rv)
@@ -471,9 +477,11 @@ func (c *Cache) apply(e watch.Event) error {
 // is full, unless that event is still inside the window: then the ring grows.
 // Past MaxBytes the oldest events go whatever their age.
 func (c *Cache) appendLocked(ev *event) {
+	c.holdLocked(ev.key, ev.obj)
+	c.holdLocked(ev.key, ev.prev)
 	if c.size == len(c.events) {
 		oldest := c.events[c.start]
-		if ev.at.Sub(oldest.at) < c.cfg.Window && 2*len(c.events) <= c.cfg.MaxCapacity && c.bytes+ev.size <= c.cfg.MaxBytes {
+		if ev.at.Sub(oldest.at) < c.cfg.Window && 2*len(c.events) <= c.cfg.MaxCapacity && c.bytes <= c.cfg.MaxBytes {
 			grown := make([]*event, 2*len(c.events))
 			for i := 0; i < c.size; i++ {
 				grown[i] = c.events[(c.start+i)%len(c.events)]
@@ -485,7 +493,6 @@ func (c *Cache) appendLocked(ev *event) {
 	}
 	c.events[(c.start+c.size)%len(c.events)] = ev
 	c.size++
-	c.bytes += ev.size
 	for c.bytes > c.cfg.MaxBytes && c.size > minEvents {
 		c.dropOldestLocked()
 	}
@@ -494,10 +501,37 @@ func (c *Cache) appendLocked(ev *event) {
 func (c *Cache) dropOldestLocked() {
 	oldest := c.events[c.start]
 	c.oldest = oldest.rv
-	c.bytes -= oldest.size
+	c.releaseLocked(oldest.key, oldest.obj)
+	c.releaseLocked(oldest.key, oldest.prev)
 	c.events[c.start] = nil
 	c.start = (c.start + 1) % len(c.events)
 	c.size--
+}
+
+// holdLocked counts a reference of a ring event to obj, the state of key;
+// the first one of an object that is not current counts its memory.
+func (c *Cache) holdLocked(key string, obj *storage.SharedObject) {
+	if obj == nil {
+		return
+	}
+	c.held[obj]++
+	if c.held[obj] == 1 && c.items[key] != obj {
+		c.bytes += obj.MemSize()
+	}
+}
+
+// releaseLocked undoes holdLocked.
+func (c *Cache) releaseLocked(key string, obj *storage.SharedObject) {
+	if obj == nil {
+		return
+	}
+	if c.held[obj]--; c.held[obj] > 0 {
+		return
+	}
+	delete(c.held, obj)
+	if c.items[key] != obj {
+		c.bytes -= obj.MemSize()
+	}
 }
 
 // forgetEncodings drops the encodings nobody asked for recently: after

@@ -158,11 +158,11 @@ func (w *watcher) convert(ev *event) (watch.Event, bool) {
 	if ev.state {
 		return watch.Event{Type: watch.Added, Object: ev.obj}, cur
 	}
-	old := ev.prev != nil && w.matches(ev.prev)
 	switch ev.typ {
 	case watch.Added:
 		return watch.Event{Type: watch.Added, Object: ev.obj}, cur
 	case watch.Modified:
+		old := ev.prev != nil && w.matches(ev.prev)
 		switch {
 		case cur && old:
 			return watch.Event{Type: watch.Modified, Object: ev.obj}, true
@@ -172,7 +172,9 @@ func (w *watcher) convert(ev *event) (watch.Event, bool) {
 			return watch.Event{Type: watch.Deleted, Object: withRV(ev.prev, ev.rv)}, true
 		}
 	case watch.Deleted:
-		return watch.Event{Type: watch.Deleted, Object: ev.obj}, old || (ev.prev == nil && cur)
+		// obj is the last state: whether it matched is whether the
+		// watcher saw the object.
+		return watch.Event{Type: watch.Deleted, Object: ev.obj}, cur
 	}
 	return watch.Event{}, false
 }

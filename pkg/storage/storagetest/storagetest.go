@@ -86,6 +86,7 @@ func Run(t *testing.T, newBackend NewBackend) {
 		{"Watch_SendsChangesAfterRevision", testWatch},
 		{"Watch_FromPastRevisionReplaysEventsWithTheirTypes", testWatchReplay},
 		{"Watch_FromZeroStartsWithCurrentState", testWatchFromZero},
+		{"Watch_PredicateSeesTheDeleteOfAMatchingObjectOnly", testWatchPredicateDelete},
 		{"Watch_PredicateTransitionsAddAndDelete", testWatchPredicate},
 		{"Watch_CompactedRevisionIsGone", testWatchCompacted},
 		{"Watch_StopClosesChannel", testWatchStop},
@@ -637,6 +638,40 @@ func testWatchPredicate(t *testing.T, b Backend) {
 	expect(t, w, watch.Added, "a")
 	relabel("no")
 	expect(t, w, watch.Deleted, "a")
+}
+
+// A watch with a selector sees an object's delete, live and replayed,
+// when its last state matched: that state, at the delete's revision.
+func testWatchPredicateDelete(t *testing.T, b Backend) {
+	start := create(t, b, "a", map[string]string{"x": "yes"}, "1")
+	create(t, b, "b", map[string]string{"x": "no"}, "1")
+	live, err := b.Storage.Watch(ctx(t), b.Prefix, storage.WatchOptions{ResourceVersion: rv(t, start), Recursive: true, Predicate: selector(t, "x=yes")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Stop()
+	var deleted runtime.Object
+	for _, name := range []string{"b", "a"} {
+		if deleted, err = b.Storage.Delete(ctx(t), key(b, name), nil, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The last event: no DELETED b may come between.
+	last := create(t, b, "c", map[string]string{"x": "yes"}, "1")
+	replay, err := b.Storage.Watch(ctx(t), b.Prefix, storage.WatchOptions{ResourceVersion: rv(t, start), Recursive: true, Predicate: selector(t, "x=yes")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replay.Stop()
+	for name, w := range map[string]watch.Interface{"live": live, "replayed": replay} {
+		e := expect(t, w, watch.Deleted, "a")
+		if got := cm(t, e.Object); got.Data["v"] != "1" || got.Labels["x"] != "yes" || rv(t, e.Object) != rv(t, deleted) {
+			t.Errorf("%s: DELETED a is %v %v at %d, want its last state at the delete's revision %d", name, got.Labels, got.Data, rv(t, e.Object), rv(t, deleted))
+		}
+		if e := expect(t, w, watch.Added, "c"); rv(t, e.Object) != rv(t, last) {
+			t.Errorf("%s: ADDED c at %d, want %d", name, rv(t, e.Object), rv(t, last))
+		}
+	}
 }
 
 func testWatchCompacted(t *testing.T, b Backend) {
