@@ -687,6 +687,9 @@ func (s *Server) Serve(ctx context.Context) error {
 		defer stop()
 		go etcd3.NewCompactor(s.client, s.opts.CompactionInterval).Run(klog.NewContext(compactCtx, s.opts.Logger))
 	}
+	returnCtx, stopReturning := context.WithCancel(ctx)
+	defer stopReturning()
+	go s.returnMemory(klog.NewContext(returnCtx, s.opts.Logger))
 	s.opts.Logger.Info("Serving securely", "url", s.URL)
 	s.startLifecycle()
 	err := s.http.Serve(s.listener)

@@ -173,6 +173,10 @@ type Cache struct {
 	// dispatched counts the events taken in from etcd and offered to the
 	// watchers.
 	dispatched atomic.Uint64
+	// freed counts the memory the cache let go: replaced or deleted
+	// states nothing else held and the states the ring dropped (their
+	// MemSize), and forgotten encodings.
+	freed atomic.Uint64
 }
 
 // Stats describe a cache for metrics.
@@ -183,13 +187,16 @@ type Stats struct {
 	Capacity int
 	// Dispatched counts the events taken in since the start.
 	Dispatched uint64
+	// Freed counts the bytes of decoded objects and encodings let go since
+	// the start.
+	Freed uint64
 }
 
 // Stats returns the cache's figures now.
 func (c *Cache) Stats() Stats {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return Stats{Objects: len(c.items), Capacity: len(c.events), Dispatched: c.dispatched.Load()}
+	return Stats{Objects: len(c.items), Capacity: len(c.events), Dispatched: c.dispatched.Load(), Freed: c.freed.Load()}
 }
 
 // New starts a cache of the keys under prefix (ending in "/") of backend.
@@ -446,6 +453,8 @@ func (c *Cache) apply(e watch.Event) error {
 		if c.held[prev] > 0 {
 			// No longer current: only the ring holds it now.
 			c.bytes += prev.MemSize()
+		} else if ev.prev == nil {
+			c.freed.Add(uint64(prev.MemSize()))
 		}
 	}
 	c.appendLocked(ev)
@@ -531,6 +540,7 @@ func (c *Cache) releaseLocked(key string, obj *storage.SharedObject) {
 	delete(c.held, obj)
 	if c.items[key] != obj {
 		c.bytes -= obj.MemSize()
+		c.freed.Add(uint64(obj.MemSize()))
 	}
 }
 
@@ -553,6 +563,7 @@ func (c *Cache) forgetEncodings(now time.Time) int {
 			}
 		}
 	}
+	c.freed.Add(uint64(n))
 	return n
 }
 

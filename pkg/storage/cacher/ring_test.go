@@ -57,15 +57,25 @@ func TestRing_MaxBytesBoundsTheMemoryOnlyTheRingHolds(t *testing.T) {
 	const n = 400
 	one := ringConfigMap("x", 1).MemSize()
 	c := newRingCache(Config{Capacity: 2 * n, MaxCapacity: 8 * n, MaxBytes: 150 * one})
-	rv := 0
+	rv, applied := 0, 0
 	apply := func(typ watch.EventType, name string) {
 		t.Helper()
 		rv++
-		if err := c.apply(watch.Event{Type: typ, Object: ringConfigMap(name, rv)}); err != nil {
+		obj := ringConfigMap(name, rv)
+		applied += obj.MemSize()
+		if err := c.apply(watch.Event{Type: typ, Object: obj}); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := ringMemory(c); got != c.bytes || got > c.cfg.MaxBytes+one {
 			t.Fatalf("after %s %s: the ring holds %d bytes, counts %d, bound %d", typ, name, got, c.bytes, c.cfg.MaxBytes)
+		}
+		// Every state is current, held by the ring, or counted as freed.
+		current := 0
+		for _, o := range c.items {
+			current += o.MemSize()
+		}
+		if freed := int(c.Stats().Freed); current+c.bytes+freed != applied {
+			t.Fatalf("after %s %s: %d bytes current, %d in the ring, %d freed; %d applied", typ, name, current, c.bytes, freed, applied)
 		}
 	}
 	for i := 0; i < n; i++ {
