@@ -5,11 +5,13 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"io"
 	"math/rand"
 	"net/http"
 	"strconv"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,9 +47,9 @@ func (c *call) serveWatch(wt rest.Watcher, opts metav1.ListOptions) error {
 	}
 	defer w.Stop()
 	flusher, _ := c.w.(http.Flusher)
-	appendEvent, contentType := appendWatchEvent, "application/json"
+	framed, contentType := jsonWatchEvent, "application/json"
 	if c.format.MediaType == negotiation.Protobuf {
-		appendEvent, contentType = appendProtobufWatchEvent, negotiation.Protobuf+";stream=watch"
+		framed, contentType = protobufWatchEvent, negotiation.Protobuf+";stream=watch"
 	}
 	c.warnings.WriteHeaders(c.w.Header())
 	c.w.Header().Set("Content-Type", contentType)
@@ -65,7 +67,7 @@ func (c *call) serveWatch(wt rest.Watcher, opts metav1.ListOptions) error {
 	if m := c.h.Metrics; m != nil {
 		defer m.WatchStarted(c.res.GroupVersionKind)()
 	}
-	buf := make([]byte, 0, 4096)
+	var frame watchFrame
 	for {
 		select {
 		case <-ctx.Done():
@@ -76,21 +78,22 @@ func (c *call) serveWatch(wt rest.Watcher, opts metav1.ListOptions) error {
 			}
 			e, err := c.watchEvent(e)
 			if err == nil {
-				buf, err = appendEvent(buf[:0], e)
+				err = framed(&frame, e)
 			}
 			if err != nil {
 				// The client learns why its watch ends, and watches again.
 				klog.ErrorS(err, "Encoding a watch event", "path", c.r.URL.Path, "type", e.Type)
-				if buf, err = appendEvent(buf[:0], watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(err).ErrStatus}); err == nil {
-					_, _ = c.w.Write(buf)
+				if framed(&frame, watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(err).ErrStatus}) == nil {
+					_, _ = frame.writeTo(c.w)
 				}
 				return nil
 			}
-			if _, err := c.w.Write(buf); err != nil {
+			n, err := frame.writeTo(c.w)
+			if err != nil {
 				return nil
 			}
 			if m := c.h.Metrics; m != nil {
-				m.WatchEvent(c.res.GroupVersionKind, len(buf))
+				m.WatchEvent(c.res.GroupVersionKind, n)
 			}
 			if flusher != nil {
 				flusher.Flush()
@@ -126,25 +129,45 @@ func (c *call) watchEvent(e watch.Event) (watch.Event, error) {
 	return e, nil
 }
 
-// appendWatchEvent appends the wire form of a watch event (a meta/v1
-// WatchEvent with the object inline) and a newline, reusing the object's
-// memoized encoding when it has one.
-func appendWatchEvent(buf []byte, e watch.Event) ([]byte, error) {
-	var obj []byte
+// watchFrame is one event on the wire: a head and a tail of its own
+// around the object's encoding, which is written as it is, without a copy:
+// when memoized, it is the one all watchers of the object share.
+type watchFrame struct {
+	head, obj, tail []byte
+}
+
+func (f *watchFrame) writeTo(w io.Writer) (int, error) {
+	n := 0
+	for _, b := range [][]byte{f.head, f.obj, f.tail} {
+		if len(b) == 0 {
+			continue
+		}
+		m, err := w.Write(b)
+		if n += m; err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// jsonWatchEvent frames an event as a meta/v1 WatchEvent with the object
+// inline and a newline, reusing the object's memoized encoding when it has
+// one.
+func jsonWatchEvent(f *watchFrame, e watch.Event) error {
 	var err error
 	if e.Type == watch.Bookmark {
-		obj, err = bookmarkJSON(e.Object)
+		f.obj, err = bookmarkJSON(e.Object)
 	} else {
-		obj, err = responsewriters.EncodeJSON(e.Object)
+		f.obj, err = responsewriters.EncodeJSON(e.Object)
 	}
 	if err != nil {
-		return buf, err
+		return err
 	}
-	buf = append(buf, `{"type":`...)
-	buf = strconv.AppendQuote(buf, string(e.Type))
-	buf = append(buf, `,"object":`...)
-	buf = append(buf, obj...)
-	return append(buf, "}\n"...), nil
+	f.head = append(f.head[:0], `{"type":`...)
+	f.head = strconv.AppendQuote(f.head, string(e.Type))
+	f.head = append(f.head, `,"object":`...)
+	f.tail = append(f.tail[:0], "}\n"...)
+	return nil
 }
 
 // bookmarkJSON encodes a bookmark's object as kube documents it: kind,
@@ -167,21 +190,27 @@ func bookmarkJSON(obj runtime.Object) ([]byte, error) {
 	}{kind, apiVersion, bookmarkMeta{m.GetResourceVersion(), m.GetAnnotations()}})
 }
 
-// appendProtobufWatchEvent appends one frame of a protobuf watch stream: a
-// 4-byte big-endian length, then a meta/v1 WatchEvent whose object is the
-// protobuf form of the event's object.
-func appendProtobufWatchEvent(buf []byte, e watch.Event) ([]byte, error) {
+// protobufWatchEvent frames an event as one frame of a protobuf watch
+// stream: a 4-byte big-endian length, then a meta/v1 WatchEvent whose
+// object is the protobuf form of the event's object. The WatchEvent's
+// bytes are those its Marshal writes: field 1 the type, field 2 a
+// RawExtension whose field 1 is the object.
+func protobufWatchEvent(f *watchFrame, e watch.Event) error {
 	obj, err := responsewriters.Protobuf(e.Object)
 	if err != nil {
-		return buf, err
+		return err
 	}
-	ev := metav1.WatchEvent{Type: string(e.Type), Object: runtime.RawExtension{Raw: obj}}
-	data, err := ev.Marshal()
-	if err != nil {
-		return buf, err
-	}
-	buf = binary.BigEndian.AppendUint32(buf, uint32(len(data)))
-	return append(buf, data...), nil
+	raw := protowire.SizeTag(1) + protowire.SizeBytes(len(obj))
+	size := protowire.SizeTag(1) + protowire.SizeBytes(len(e.Type)) + protowire.SizeTag(2) + protowire.SizeBytes(raw)
+	h := binary.BigEndian.AppendUint32(f.head[:0], uint32(size))
+	h = protowire.AppendTag(h, 1, protowire.BytesType)
+	h = protowire.AppendString(h, string(e.Type))
+	h = protowire.AppendTag(h, 2, protowire.BytesType)
+	h = protowire.AppendVarint(h, uint64(raw))
+	h = protowire.AppendTag(h, 1, protowire.BytesType)
+	h = protowire.AppendVarint(h, uint64(len(obj)))
+	f.head, f.obj, f.tail = h, obj, f.tail[:0]
+	return nil
 }
 
 // watchTimeout is timeoutSeconds or, without it (or with 0), a random time

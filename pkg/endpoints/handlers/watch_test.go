@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 
+	"github.com/cronplane/cronplane/pkg/endpoints/responsewriters"
 	"github.com/cronplane/cronplane/pkg/registry"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
@@ -102,6 +104,52 @@ func TestWatch_ServerErrorEventIsLogged(t *testing.T) {
 		klog.Flush()
 		if logged := strings.Contains(buf.String(), status.Message); logged != tc.logged {
 			t.Fatalf("%d: logged %v, want %v: %q", status.Code, logged, tc.logged, buf.String())
+		}
+	}
+}
+
+// The frames a watch writes are the meta/v1 WatchEvents kube sends, in
+// JSON and in protobuf, whatever the object's size.
+func TestWatchFrames_AreKubesWatchEvents(t *testing.T) {
+	for _, size := range []int{0, 100, 20000} {
+		obj := &corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns", ResourceVersion: "7"},
+			Data:       map[string]string{"v": strings.Repeat("x", size)},
+		}
+		for _, typ := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted} {
+			e := watch.Event{Type: typ, Object: obj}
+			var f watchFrame
+			var got bytes.Buffer
+
+			if err := jsonWatchEvent(&f, e); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.writeTo(&got); err != nil {
+				t.Fatal(err)
+			}
+			objJSON, _ := json.Marshal(obj)
+			want, _ := json.Marshal(metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: objJSON}})
+			if want = append(want, '\n'); !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("JSON %s of %d bytes:\n got %.200q\nwant %.200q", typ, size, got.Bytes(), want)
+			}
+
+			got.Reset()
+			if err := protobufWatchEvent(&f, e); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.writeTo(&got); err != nil {
+				t.Fatal(err)
+			}
+			objPB, err := responsewriters.Protobuf(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev, _ := (&metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: objPB}}).Marshal()
+			want = binary.BigEndian.AppendUint32(nil, uint32(len(ev)))
+			if want = append(want, ev...); !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("protobuf %s of %d bytes:\n got %.200q\nwant %.200q", typ, size, got.Bytes(), want)
+			}
 		}
 	}
 }
