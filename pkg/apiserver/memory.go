@@ -17,7 +17,7 @@ import (
 // memory back once the writes pause: a collection and a scavenge of all
 // free pages (debug.FreeOSMemory) and the release of etcd's pages, a few
 // tens of milliseconds, at most every 10 s and only after the caches let
-// go of a quarter of the live heap (16 MiB at least) since the last time.
+// go of an eighth of the live heap (16 MiB at least) since the last time.
 // Under a steady load the heap freed is taken again at once; there
 // collections and the runtime's background scavenger do the work.
 type memoryReturner struct {
@@ -36,8 +36,9 @@ type memoryReturner struct {
 }
 
 const (
-	// returnAtLeast is the least memory freed worth a return; a quarter of
-	// the live heap when that is more.
+	// returnAtLeast is the least memory freed worth a return; an eighth of
+	// the live heap when that is more (a list's encodings expiring, a
+	// tenth of the objects deleted).
 	returnAtLeast = 16 << 20
 	// returnQuiet is how many events a second the caches may take in for
 	// the writes to count as paused.
@@ -59,7 +60,7 @@ func (m *memoryReturner) tick(now time.Time) (uint64, bool) {
 	busy := events-m.lastEvents >= returnQuiet
 	m.lastFreed, m.lastEvents = freed, events
 	pending := freed - m.returnedAt
-	if busy || pending < max(returnAtLeast, m.live()/4) || now.Sub(m.lastReturn) < returnEvery {
+	if busy || pending < max(returnAtLeast, m.live()/8) || now.Sub(m.lastReturn) < returnEvery {
 		return 0, false
 	}
 	m.free()
