@@ -12,12 +12,13 @@ import (
 // After a mass delete the watch caches let go of many decoded objects, but
 // the Go runtime keeps the heap they took (its goal stays at 1.5 times the
 // live heap of the last collection, and nothing collects while the server
-// is idle), and the embedded etcd's reads left the pages of the states they
-// read mapped in (see etcdserver.ReleaseDBPages). memoryReturner hands that
-// memory back once the writes pause: a collection and a scavenge of all
-// free pages (debug.FreeOSMemory) and the release of etcd's pages, a few
+// is idle). memoryReturner hands that memory back once the writes pause: a
+// collection and a scavenge of all free pages (debug.FreeOSMemory), a few
 // tens of milliseconds, at most every 10 s and only after the caches let
 // go of an eighth of the live heap (16 MiB at least) since the last time.
+// The pages of the embedded etcd's database that its reads mapped in stay
+// mapped: they are the kernel's page cache, which unmapping would hide from
+// RSS without freeing.
 // Under a steady load the heap freed is taken again at once; there
 // collections and the runtime's background scavenger do the work.
 type memoryReturner struct {
@@ -71,16 +72,7 @@ func (m *memoryReturner) tick(now time.Time) (uint64, bool) {
 // returnMemory runs the returner over the server's caches until ctx ends.
 func (s *Server) returnMemory(ctx context.Context) {
 	log := klog.FromContext(ctx)
-	free := func() {
-		debug.FreeOSMemory()
-		if s.etcd == nil {
-			return
-		}
-		if _, err := s.etcd.ReleaseDBPages(); err != nil {
-			log.Error(err, "Releasing the pages of etcd's database")
-		}
-	}
-	m := &memoryReturner{caches: s.cachesTotals, live: liveHeap, free: free}
+	m := &memoryReturner{caches: s.cachesTotals, live: liveHeap, free: debug.FreeOSMemory}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {

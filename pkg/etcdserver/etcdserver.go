@@ -33,9 +33,6 @@ type Server struct {
 	client    *clientv3.Client
 	closeOnce sync.Once
 	closeErr  error
-	// mu orders ReleaseDBPages before Close: closed is set under it.
-	mu     sync.Mutex
-	closed bool
 }
 
 // Start starts etcd and waits until it serves, for up to a minute.
@@ -107,9 +104,6 @@ func (s *Server) ClientURL() string { return "http://" + s.etcd.Clients[0].Addr(
 // first call's error.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closed = true
-		s.mu.Unlock()
 		s.closeErr = s.client.Close()
 		s.etcd.Close()
 	})
