@@ -734,7 +734,10 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.WatchOptions
 	if opts.ResourceVersion > 0 && !opts.SendInitialEvents {
 		// The ring may still hold events from before a compaction; a watch
 		// from a compacted revision is answered as etcd would answer it.
-		_, err := c.backend.List(ctx, c.prefix, storage.ListOptions{Mode: storage.ReadExact, ResourceVersion: opts.ResourceVersion, Limit: 1})
+		err := c.checkRevision(ctx, opts.ResourceVersion)
+		if errors.Is(err, errNoRevisionCheck) {
+			_, err = c.backend.List(ctx, c.prefix, storage.ListOptions{Mode: storage.ReadExact, ResourceVersion: opts.ResourceVersion, Limit: 1})
+		}
 		if storage.IsExpired(err) {
 			return errorWatch(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", opts.ResourceVersion))), nil
 		}
