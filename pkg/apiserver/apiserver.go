@@ -456,7 +456,7 @@ func resetFields(res *generic.Resource) map[string][]string {
 // plugins are added.
 func (s *Server) admissionChain() admission.Chain {
 	chain := admission.Chain{
-		namespacelifecycle.Plugin{Namespaces: namespaceGetter{s.Registry}},
+		namespacelifecycle.New(namespaceGetter{s.Registry}),
 	}
 	return append(chain, s.opts.Admission...)
 }
@@ -497,12 +497,16 @@ type namespaceGetter struct{ registry *registry.Registry }
 
 var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
-func (g namespaceGetter) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
+func (g namespaceGetter) GetNamespace(ctx context.Context, name string, live bool) (*corev1.Namespace, error) {
 	e, ok := g.registry.Lookup(namespacesGVR)
 	if !ok {
 		return nil, fmt.Errorf("namespaces are not served")
 	}
-	obj, err := e.Storage.(rest.Getter).Get(ctx, "", name, &metav1.GetOptions{})
+	opts := &metav1.GetOptions{ResourceVersion: "0"}
+	if live {
+		opts.ResourceVersion = ""
+	}
+	obj, err := e.Storage.(rest.Getter).Get(ctx, "", name, opts)
 	if err != nil {
 		return nil, err
 	}
