@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v4/merge"
 	"sigs.k8s.io/structured-merge-diff/v4/typed"
+	"sigs.k8s.io/structured-merge-diff/v4/value"
 
 	"github.com/cronplane/cronplane/pkg/schema"
 )
@@ -103,11 +104,21 @@ func (m *Manager) updater(subresource string) *merge.Updater {
 // walks it once: a Go object is read in place through reflection, as
 // kube reads it, without building its unstructured form; its
 // managedFields are among the fields every updater ignores.
+//
+// A Go object is not validated against the schema first, as kube does:
+// its schema is derived from its Go type, so the only thing validation
+// could find (a keyed list item without its key) fails the comparison
+// too, and validating walked the object once more by reflection, the
+// costliest part of recording a write.
 func (m *Manager) toTyped(obj runtime.Object) (*typed.TypedValue, error) {
 	if _, ok := obj.(runtime.Unstructured); ok {
 		return m.toTypedUnstructured(obj)
 	}
-	return m.pt.FromStructured(obj, typed.AllowDuplicates)
+	v, err := value.NewValueReflect(obj)
+	if err != nil {
+		return nil, err
+	}
+	return typed.AsTypedUnvalidated(v, m.pt.Schema, m.pt.TypeRef), nil
 }
 
 // toTypedUnstructured converts an object, without its managedFields, to a
@@ -264,7 +275,14 @@ func (m *Manager) Update(live, obj runtime.Object, manager, subresource string, 
 		return apierrors.NewBadRequest(err.Error())
 	}
 	key := entryID{manager, metav1.ManagedFieldsOperationUpdate, m.apiVersion, subresource}.key()
+	// As kube does, the write is first recorded under a manager of its
+	// own: only when it changed something does the writer's entry take
+	// those fields and a new time.
 	liveTyped, newTyped, err := m.pair(live, obj)
+	var fields fieldpath.ManagedFields
+	if err == nil {
+		_, fields, err = m.updater(subresource).Update(liveTyped, newTyped, fieldpath.APIVersion(m.apiVersion), mf.fields, currentOperation)
+	}
 	if err != nil {
 		// As kube does, an object without a typed form (a map-list item
 		// without its key, a value of another type than the schema's)
@@ -273,13 +291,6 @@ func (m *Manager) Update(live, obj runtime.Object, manager, subresource string, 
 		logDropped(err, om)
 		om.SetManagedFields(nil)
 		return nil
-	}
-	// As kube does, the write is first recorded under a manager of its
-	// own: only when it changed something does the writer's entry take
-	// those fields and a new time.
-	_, fields, err := m.updater(subresource).Update(liveTyped, newTyped, fieldpath.APIVersion(m.apiVersion), mf.fields, currentOperation)
-	if err != nil {
-		return apierrors.NewInternalError(err)
 	}
 	changed, took := fields[currentOperation]
 	if took {

@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -120,5 +123,38 @@ func TestUpdate_ResetLeavesNoManagedFields(t *testing.T) {
 	}
 	if md := obj.Object["metadata"].(map[string]interface{}); md["managedFields"] != nil {
 		t.Errorf("managedFields after a reset: %v", md["managedFields"])
+	}
+}
+
+// TestUpdate_GoObjectWithoutTypedFormKeepsNoManagedFields: a Go object
+// is compared without being validated first, and a keyed list item
+// without its key still leaves it without managedFields, as kube's
+// validation would.
+func TestUpdate_GoObjectWithoutTypedFormKeepsNoManagedFields(t *testing.T) {
+	m, err := NewManager(cronschema.FromGoType(&batchv1.CronJob{}), &batchv1.CronJob{}, "batch/v1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// imagePullSecrets is keyed by name, which an empty reference omits.
+	cronJob := func(secret string) *batchv1.CronJob {
+		cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "c", Labels: map[string]string{"a": "b"}}}
+		cj.Spec.Schedule = "* * * * *"
+		pod := &cj.Spec.JobTemplate.Spec.Template.Spec
+		pod.Containers = []corev1.Container{{Name: "c", Image: "busybox"}}
+		pod.ImagePullSecrets = []corev1.LocalObjectReference{{Name: secret}}
+		return cj
+	}
+	live := cronJob("pull")
+	if err := m.Update(nil, live, "writer", "", time.Now()); err != nil || len(live.ManagedFields) != 1 {
+		t.Fatalf("valid object: %v, managedFields %v", err, live.ManagedFields)
+	}
+	for _, l := range []runtime.Object{nil, live} {
+		obj := cronJob("")
+		if err := m.Update(l, obj, "writer", "", time.Now()); err != nil {
+			t.Errorf("live %v: %v, want the write to go on", l != nil, err)
+		}
+		if obj.ManagedFields != nil {
+			t.Errorf("live %v: managedFields %v, want none", l != nil, obj.ManagedFields)
+		}
 	}
 }
