@@ -105,8 +105,8 @@ func (m *Manager) updater(subresource string) *merge.Updater {
 // kube reads it, without building its unstructured form; its
 // managedFields are among the fields every updater ignores.
 //
-// A Go object is not validated against the schema first, as kube does:
-// its schema is derived from its Go type, so the only thing validation
+// Unlike kube, which validates it first, a Go object is compared as it
+// is: its schema is derived from its Go type, so the only thing validation
 // could find (a keyed list item without its key) fails the comparison
 // too, and validating walked the object once more by reflection, the
 // costliest part of recording a write.

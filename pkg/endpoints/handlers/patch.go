@@ -284,8 +284,8 @@ func (c *call) patchStrictErrors(validation string, strict []error) error {
 // resource's kind and version; wrong types are a 400; unknown fields are
 // reported per fieldValidation and left out.
 func (c *call) applyConfiguration(body []byte, validation string) (map[string]interface{}, error) {
-	raw := map[string]interface{}{}
-	if err := yaml.Unmarshal(body, &raw); err != nil {
+	raw, data, duplicates, err := applyBody(body)
+	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
 	}
 	apiVersion, _ := raw["apiVersion"].(string)
@@ -299,11 +299,7 @@ func (c *call) applyConfiguration(body []byte, validation string) (map[string]in
 			return nil, apierrors.NewBadRequest("metadata.managedFields must be nil")
 		}
 	}
-	data, err := yaml.YAMLToJSON(body)
-	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
-	}
-	obj, err := c.decodeJSON(data, body, validation, yamlDuplicates(body)...)
+	obj, err := c.decodeJSON(data, body, validation, duplicates...)
 	if err != nil {
 		return nil, err
 	}
@@ -317,6 +313,41 @@ func (c *call) applyConfiguration(body []byte, validation string) (map[string]in
 	}
 	out, _ := intersect(raw, typedMap).(map[string]interface{})
 	return out, nil
+}
+
+// applyBody reads an apply configuration, YAML or JSON: as a map, as the
+// JSON its YAML form converts to, and the duplicate keys found in it.
+// A JSON body of plain ASCII without escapes or duplicate keys, as
+// client-go and kubectl send, is read once as JSON, which the YAML parser
+// reads alike but several times slower; anything else goes through the
+// YAML parser, which refuses some valid JSON (the escape \/, surrogate
+// pairs, some characters) as kube refuses it.
+func applyBody(body []byte) (raw map[string]interface{}, data []byte, duplicates []error, err error) {
+	if plainASCII(body) {
+		if strict, err := sigsjson.UnmarshalStrict(body, &raw); err == nil && len(strict) == 0 && raw != nil {
+			if data, err := json.Marshal(raw); err == nil {
+				return raw, data, nil, nil
+			}
+		}
+	}
+	raw = map[string]interface{}{}
+	if err := yaml.Unmarshal(body, &raw); err != nil {
+		return nil, nil, nil, err
+	}
+	if data, err = yaml.YAMLToJSON(body); err != nil {
+		return nil, nil, nil, err
+	}
+	return raw, data, yamlDuplicates(body), nil
+}
+
+// plainASCII tells whether b is ASCII without a backslash.
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // intersect keeps the fields of typed that the client wrote in raw: the
