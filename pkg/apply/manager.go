@@ -118,7 +118,11 @@ func (m *Manager) toTyped(obj runtime.Object) (*typed.TypedValue, error) {
 	if err != nil {
 		return nil, err
 	}
-	return typed.AsTypedUnvalidated(v, m.pt.Schema, m.pt.TypeRef), nil
+	// Deprecated on the grounds that validation became cheap; for a
+	// CronJob's update it is still half the time and half the
+	// allocations (BenchmarkUpdate_CronJob: 190 µs and 791 allocations
+	// validated, 72–96 µs and 420 without).
+	return typed.AsTypedUnvalidated(v, m.pt.Schema, m.pt.TypeRef), nil //nolint:staticcheck
 }
 
 // toTypedUnstructured converts an object, without its managedFields, to a
