@@ -308,8 +308,11 @@ func TestWithRequestDeadline_TimeoutsAreLoggedWithTheirCause(t *testing.T) {
 	klog.SetOutput(&buf)
 	t.Cleanup(func() { _ = fs.Set("logtostderr", "true"); klog.SetOutput(nil) })
 
+	// The handler outlives the deadline: one that returns as it ends has
+	// its (empty) answer served, with nothing to log.
 	slow := WithRequestDeadline(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
+		time.Sleep(100 * time.Millisecond)
 	}), 30*time.Millisecond, never, nil)
 	slow.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/apis/batch/v1/slow", nil))
 	klog.Flush()
