@@ -202,12 +202,20 @@ func (c *Cache) Stats() Stats {
 // New starts a cache of the keys under prefix (ending in "/") of backend.
 // It lists and watches in the background until Stop.
 func New(backend storage.Interface, prefix string, newFunc NewFunc, cfg Config) *Cache {
-	cfg.defaults()
+	c := newCache(prefix, cfg)
+	c.backend, c.newFunc = backend, newFunc
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Cache{
-		backend:  backend,
+	c.stop, c.done = cancel, make(chan struct{})
+	go c.run(ctx)
+	go c.sweep(ctx)
+	return c
+}
+
+// newCache is an empty cache of the keys under prefix, not started.
+func newCache(prefix string, cfg Config) *Cache {
+	cfg.defaults()
+	return &Cache{
 		prefix:   prefix,
-		newFunc:  newFunc,
 		cfg:      cfg,
 		items:    map[string]*storage.SharedObject{},
 		sorted:   btree.New(treeDegree),
@@ -215,12 +223,7 @@ func New(backend storage.Interface, prefix string, newFunc NewFunc, cfg Config) 
 		events:   make([]*event, cfg.Capacity),
 		held:     map[*storage.SharedObject]int{},
 		watchers: map[*watcher]struct{}{},
-		stop:     cancel,
-		done:     make(chan struct{}),
 	}
-	go c.run(ctx)
-	go c.sweep(ctx)
-	return c
 }
 
 // sweep forgets, until ctx ends, the encodings nobody asked for recently.

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/btree"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -16,18 +15,9 @@ import (
 
 // newRingCache is a cache fed by hand through apply, without a backend.
 func newRingCache(cfg Config) *Cache {
-	cfg.defaults()
-	return &Cache{
-		prefix:   "/r/",
-		cfg:      cfg,
-		ready:    true,
-		items:    map[string]*storage.SharedObject{},
-		sorted:   btree.New(treeDegree),
-		advanced: make(chan struct{}),
-		events:   make([]*event, cfg.Capacity),
-		held:     map[*storage.SharedObject]int{},
-		watchers: map[*watcher]struct{}{},
-	}
+	c := newCache("/r/", cfg)
+	c.ready = true
+	return c
 }
 
 func ringConfigMap(name string, rv int) *storage.SharedObject {
