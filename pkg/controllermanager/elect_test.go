@@ -73,17 +73,23 @@ func (s *leaseServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// electFixture serves a Lease and returns the clients to it and options
+// with identity "me" and short election periods.
+func electFixture(t *testing.T) (*leaseServer, configClientBuilder, Options) {
+	s := &leaseServer{}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	opts := DefaultOptions()
+	opts.Identity = "me"
+	opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = 3*time.Second, 2*time.Second, 100*time.Millisecond
+	return s, configClientBuilder{base: &rest.Config{Host: srv.URL}}, opts
+}
+
 // Leader election talks to the apiserver with our User-Agent and kube's
 // leader-election suffix, as kube-controller-manager's does, not with
 // client-go's default agent named after the binary.
 func TestElect_LeaseRequestsCarryOurLeaderElectionUserAgent(t *testing.T) {
-	s := &leaseServer{}
-	srv := httptest.NewServer(s)
-	defer srv.Close()
-	opts := DefaultOptions()
-	opts.Identity = "me"
-	opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = 3*time.Second, 2*time.Second, 100*time.Millisecond
-	clients := configClientBuilder{base: &rest.Config{Host: srv.URL}}
+	s, clients, opts := electFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	led := make(chan struct{})
@@ -113,12 +119,7 @@ func TestElect_LeaseRequestsCarryOurLeaderElectionUserAgent(t *testing.T) {
 // manager's does: "<identity> became leader", reason LeaderElection, from
 // kube-controller-manager, posted with the manager's own client.
 func TestElect_NewLeaderRecordsAnEventOnTheLease(t *testing.T) {
-	s := &leaseServer{}
-	srv := httptest.NewServer(s)
-	defer srv.Close()
-	opts := DefaultOptions()
-	opts.Identity = "me"
-	opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = 3*time.Second, 2*time.Second, 100*time.Millisecond
+	s, clients, opts := electFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	start := func(context.Context) {
@@ -128,7 +129,7 @@ func TestElect_NewLeaderRecordsAnEventOnTheLease(t *testing.T) {
 		}
 		cancel()
 	}
-	if err := elect(ctx, configClientBuilder{base: &rest.Config{Host: srv.URL}}, opts, start); err != nil {
+	if err := elect(ctx, clients, opts, start); err != nil {
 		t.Fatal(err)
 	}
 	// "stopped leading" may follow as the lease is released.
