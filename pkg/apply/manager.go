@@ -250,33 +250,52 @@ func (mf managed) encode() ([]metav1.ManagedFieldsEntry, error) {
 	return out, nil
 }
 
-// isReset reports whether a write asks to clear managedFields: a list
-// holding one empty entry.
+// isReset reports whether a write asks to clear managedFields: an empty
+// list (not a missing one), or a list holding one empty entry.
 func isReset(entries []metav1.ManagedFieldsEntry) bool {
-	return len(entries) == 1 && entries[0].Manager == "" && entries[0].Operation == "" && entries[0].FieldsV1 == nil && entries[0].Time == nil
+	if len(entries) == 0 {
+		return entries != nil
+	}
+	return len(entries) == 1 && entries[0].Manager == "" && entries[0].Operation == "" && entries[0].APIVersion == "" &&
+		entries[0].FieldsType == "" && entries[0].FieldsV1 == nil && entries[0].Time == nil && entries[0].Subresource == ""
 }
 
 // Update records a non-apply write: manager owns what it changed from live
 // (nil on create) to obj, whose managedFields it sets. It never conflicts.
+//
+// As in kube, the writer may set managedFields through the main resource
+// (or clear them), not through a subresource, whose writes keep live's;
+// and an existing object that has none keeps none: only a create or an
+// apply starts tracking its fields.
 func (m *Manager) Update(live, obj runtime.Object, manager, subresource string, now time.Time) error {
 	om, err := meta.Accessor(obj)
 	if err != nil {
 		return err
 	}
-	entries := om.GetManagedFields()
-	if len(entries) == 0 && live != nil {
+	var liveEntries []metav1.ManagedFieldsEntry
+	if live != nil {
 		lm, err := meta.Accessor(live)
 		if err != nil {
 			return err
 		}
-		entries = lm.GetManagedFields()
+		liveEntries = lm.GetManagedFields()
 	}
-	if isReset(entries) {
+	entries := om.GetManagedFields()
+	switch {
+	case subresource != "" && live != nil:
+		entries = liveEntries
+	case isReset(entries):
 		entries = nil
+	case len(entries) == 0:
+		entries = liveEntries
 	}
 	mf, err := decodeManaged(entries)
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
+	}
+	if len(mf.fields) == 0 && live != nil {
+		om.SetManagedFields(nil)
+		return nil
 	}
 	key := entryID{manager, metav1.ManagedFieldsOperationUpdate, m.apiVersion, subresource}.key()
 	// As kube does, the write is first recorded under a manager of its
