@@ -390,10 +390,10 @@ func (m *Manager) store(om metav1.Object, before managed, after fieldpath.Manage
 	return nil
 }
 
-// Apply merges an apply configuration (the patch, as unstructured JSON)
-// into live (nil when the object does not exist; then empty is used) for
-// manager, and returns the object to store with its managedFields set.
-func (m *Manager) Apply(live, empty runtime.Object, patch map[string]interface{}, manager, subresource string, force bool, now time.Time) (runtime.Object, error) {
+// Apply merges an apply configuration into live (nil when the object
+// does not exist; then empty is used) for manager, and returns the object
+// to store with its managedFields set.
+func (m *Manager) Apply(live, empty runtime.Object, patch Configuration, manager, subresource string, force bool, now time.Time) (runtime.Object, error) {
 	base := live
 	if base == nil {
 		base = empty
@@ -413,12 +413,22 @@ func (m *Manager) Apply(live, empty runtime.Object, patch map[string]interface{}
 	if live == nil {
 		liveTyped = liveTyped.Empty()
 	}
-	config, err := m.pt.FromUnstructured(patch)
+	config, err := m.pt.FromUnstructured(patch.Fields)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error applying patch: %v", err))
 	}
 	key := entryID{manager, metav1.ManagedFieldsOperationApply, m.apiVersion, subresource}.key()
-	merged, fields, err := m.updater(subresource).Apply(liveTyped, config, fieldpath.APIVersion(m.apiVersion), mf.fields, key, force)
+	updater, version := m.updater(subresource), fieldpath.APIVersion(m.apiVersion)
+	merged, fields, err := updater.Apply(liveTyped, config, version, mf.fields, key, force)
+	if conflicts, ok := err.(merge.Conflicts); ok && manager == kubectlManager {
+		if allowed := m.clientSideApplied(bm.GetAnnotations(), liveTyped); allowed != nil {
+			if rest := outside(conflicts, allowed); len(rest) > 0 {
+				err = rest
+			} else {
+				merged, fields, err = updater.Apply(liveTyped, config, version, mf.fields, key, true)
+			}
+		}
+	}
 	if err != nil {
 		if conflicts, ok := err.(merge.Conflicts); ok {
 			return nil, conflictError(conflicts)
@@ -454,6 +464,11 @@ func (m *Manager) Apply(live, empty runtime.Object, patch map[string]interface{}
 	om.SetCreationTimestamp(bm.GetCreationTimestamp())
 	om.SetGeneration(bm.GetGeneration())
 	om.SetDeletionTimestamp(bm.GetDeletionTimestamp())
+	if manager == kubectlManager {
+		if err := recordLastApplied(om, patch.Sent); err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+	}
 	if err := m.store(om, mf, fields, key, now, changed); err != nil {
 		return nil, err
 	}
