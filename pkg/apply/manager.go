@@ -196,6 +196,14 @@ type managed struct {
 }
 
 func decodeManaged(entries []metav1.ManagedFieldsEntry) (managed, error) {
+	return decodeManagedBy(entries, func(e metav1.ManagedFieldsEntry) string {
+		return entryID{e.Manager, e.Operation, e.APIVersion, e.Subresource}.key()
+	})
+}
+
+// decodeManagedBy decodes entries under the keys key gives them; of two
+// entries under one key, the later is kept.
+func decodeManagedBy(entries []metav1.ManagedFieldsEntry, key func(metav1.ManagedFieldsEntry) string) (managed, error) {
 	out := managed{fields: fieldpath.ManagedFields{}, times: map[string]*metav1.Time{}}
 	for _, e := range entries {
 		set := fieldpath.NewSet()
@@ -204,7 +212,7 @@ func decodeManaged(entries []metav1.ManagedFieldsEntry) (managed, error) {
 				return out, fmt.Errorf("decoding managedFields of %q: %w", e.Manager, err)
 			}
 		}
-		key := entryID{e.Manager, e.Operation, e.APIVersion, e.Subresource}.key()
+		key := key(e)
 		out.fields[key] = fieldpath.NewVersionedSet(set, fieldpath.APIVersion(e.APIVersion), e.Operation == metav1.ManagedFieldsOperationApply)
 		out.times[key] = e.Time
 	}
@@ -244,6 +252,9 @@ func (mf managed) encode() ([]metav1.ManagedFieldsEntry, error) {
 		}
 		if p.Manager != q.Manager {
 			return p.Manager < q.Manager
+		}
+		if p.APIVersion != q.APIVersion {
+			return p.APIVersion < q.APIVersion
 		}
 		return p.Subresource < q.Subresource
 	})
@@ -548,8 +559,12 @@ func conflictError(conflicts merge.Conflicts) error {
 
 func printManager(key string) string {
 	id := parseKey(key)
-	if id.Operation == metav1.ManagedFieldsOperationUpdate {
-		return fmt.Sprintf("%q using %v", id.Manager, id.APIVersion)
+	name := fmt.Sprintf("%q", id.Manager)
+	if id.Subresource != "" {
+		name = fmt.Sprintf("%s with subresource %q", name, id.Subresource)
 	}
-	return fmt.Sprintf("%q", id.Manager)
+	if id.Operation == metav1.ManagedFieldsOperationUpdate {
+		return fmt.Sprintf("%s using %v", name, id.APIVersion)
+	}
+	return name
 }
