@@ -183,7 +183,7 @@ func versionResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextens
 			subs["status"] = s.Subresource("status")
 		}
 		if scale != nil {
-			subs["scale"] = &ScaleStorage{store: s, paths: *scale}
+			subs["scale"] = &ScaleStorage{store: s, paths: *scale, fields: scaleFields(crd, v.Name)}
 		}
 		return &customStore{Store: s, resource: gr, terminating: terminating}, subs
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	apiextensionsv1 "github.com/cronplane/cronplane/pkg/apis/apiextensions/v1"
+	"github.com/cronplane/cronplane/pkg/apply"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 	"github.com/cronplane/cronplane/pkg/storage"
@@ -20,10 +22,12 @@ import (
 
 // ScaleStorage serves a custom resource's scale subresource: the
 // autoscaling/v1 Scale read from, and its replicas written to, the paths
-// the definition names.
+// the definition names. A write is recorded in the object's managedFields
+// as kube records it, through the Scale's own fields.
 type ScaleStorage struct {
-	store *generic.Store
-	paths apiextensionsv1.CustomResourceSubresourceScale
+	store  *generic.Store
+	paths  apiextensionsv1.CustomResourceSubresourceScale
+	fields *apply.ScaleFields
 }
 
 var (
@@ -44,6 +48,30 @@ var scaleDescription = func() *rest.Resource {
 	return r
 }()
 
+// scaleManager keeps the managedFields of a Scale while it is written.
+var scaleManager = func() *apply.Manager {
+	m, err := apply.NewManager(scaleDescription.Schema, &autoscalingv1.Scale{}, autoscalingv1.SchemeGroupVersion.String(), nil)
+	if err != nil {
+		panic(fmt.Sprintf("the Scale's field manager: %v", err))
+	}
+	return m
+}()
+
+// scaleFields converts the managedFields of a definition's objects served
+// as version to and from their Scale's: each version's replicas path, if
+// it has a scale subresource.
+func scaleFields(crd *apiextensionsv1.CustomResourceDefinition, version string) *apply.ScaleFields {
+	paths := map[string]string{}
+	for _, v := range crd.Spec.Versions {
+		gv := crd.Spec.Group + "/" + v.Name
+		paths[gv] = ""
+		if v.Subresources != nil && v.Subresources.Scale != nil {
+			paths[gv] = v.Subresources.Scale.SpecReplicasPath
+		}
+	}
+	return apply.NewScaleFields(crd.Spec.Group+"/"+version, paths)
+}
+
 func (s *ScaleStorage) New() runtime.Object      { return &autoscalingv1.Scale{} }
 func (s *ScaleStorage) Describe() *rest.Resource { return scaleDescription }
 
@@ -59,7 +87,7 @@ func (s *ScaleStorage) Get(ctx context.Context, namespace, name string, opts *me
 // Update writes the Scale's spec.replicas into the object, checking the
 // Scale's resourceVersion against the object's.
 func (s *ScaleStorage) Update(ctx context.Context, namespace, name string, info rest.UpdatedObjectInfo, _ rest.ValidateObjectFunc, _ rest.ValidateObjectUpdateFunc, _ bool, opts *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	out, _, err := s.store.Update(ctx, namespace, name, scaleUpdate{info: info, s: s}, nil, nil, false, opts)
+	out, _, err := s.store.Update(ctx, namespace, name, scaleUpdate{info: info, s: s, manager: opts.FieldManager}, nil, nil, false, opts)
 	if err != nil {
 		return nil, false, err
 	}
@@ -68,8 +96,9 @@ func (s *ScaleStorage) Update(ctx context.Context, namespace, name string, info 
 }
 
 type scaleUpdate struct {
-	info rest.UpdatedObjectInfo
-	s    *ScaleStorage
+	info    rest.UpdatedObjectInfo
+	s       *ScaleStorage
+	manager string
 }
 
 func (u scaleUpdate) Preconditions() *metav1.Preconditions { return u.info.Preconditions() }
@@ -82,6 +111,9 @@ func (u scaleUpdate) UpdatedObject(ctx context.Context, current runtime.Object) 
 	old, err := u.s.scaleOf(obj)
 	if err != nil {
 		return nil, err
+	}
+	if old.ManagedFields, err = u.s.fields.ToScale(obj.GetManagedFields()); err != nil {
+		return nil, apierrors.NewInternalError(err)
 	}
 	newObj, err := u.info.UpdatedObject(ctx, old)
 	if err != nil {
@@ -101,6 +133,14 @@ func (u scaleUpdate) UpdatedObject(ctx context.Context, current runtime.Object) 
 	if err := unstructured.SetNestedField(obj.Object, int64(scale.Spec.Replicas), splitPath(u.s.paths.SpecReplicasPath)...); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
+	if err := scaleManager.Update(old, scale, u.manager, "scale", time.Now()); err != nil {
+		return nil, err
+	}
+	entries, err := u.s.fields.FromScale(obj.GetManagedFields(), scale.ManagedFields)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	obj.SetManagedFields(entries)
 	return obj, nil
 }
 

@@ -42,11 +42,20 @@ func TestManagedFields_MatchKubeForEveryServedKind(t *testing.T) {
 				if err := os.WriteFile(path, []byte(manifest), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				for _, args := range commands {
-					// The atomic fieldRef of the CronJob conflicts when server-side
-					// apply takes over from client-side apply, in kube too.
+				for i, args := range commands {
 					out, err := kubectl(t, append(append([]string{"-n", ns}, args...), path)...)
-					if err != nil && !strings.Contains(out, `conflict with "kubectl-client-side-apply"`) {
+					// Server-side apply takes over from client-side apply the
+					// fields whose values are still those of the last-applied
+					// configuration; the CronJob's atomic fieldRef is not one
+					// (the server filled in its apiVersion), and kube refuses
+					// that apply as this.
+					if mode == "csa-then-ssa" && kind == "cj" && i == 1 {
+						if err == nil || !strings.HasPrefix(out, cronJobTakeOverConflict) {
+							t.Fatalf("kubectl %v: %v, want kube's conflict\n%s", args, err, out)
+						}
+						continue
+					}
+					if err != nil {
 						t.Fatalf("kubectl %v: %v\n%s", args, err, out)
 					}
 				}
@@ -70,6 +79,11 @@ func TestManagedFields_MatchKubeForEveryServedKind(t *testing.T) {
 		}
 	}
 }
+
+// cronJobTakeOverConflict is kube's answer to the server-side apply of
+// testdata/managedfields/cj.yaml after its client-side apply.
+const cronJobTakeOverConflict = `error: Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using batch/v1: ` +
+	`.spec.jobTemplate.spec.template.spec.containers[name="main"].env[name="B"].valueFrom.fieldRef` + "\n"
 
 func managedFieldsWithoutTimes(t *testing.T, objJSON string) interface{} {
 	t.Helper()

@@ -196,6 +196,14 @@ type managed struct {
 }
 
 func decodeManaged(entries []metav1.ManagedFieldsEntry) (managed, error) {
+	return decodeManagedBy(entries, func(e metav1.ManagedFieldsEntry) string {
+		return entryID{e.Manager, e.Operation, e.APIVersion, e.Subresource}.key()
+	})
+}
+
+// decodeManagedBy decodes entries under the keys key gives them; of two
+// entries under one key, the later is kept.
+func decodeManagedBy(entries []metav1.ManagedFieldsEntry, key func(metav1.ManagedFieldsEntry) string) (managed, error) {
 	out := managed{fields: fieldpath.ManagedFields{}, times: map[string]*metav1.Time{}}
 	for _, e := range entries {
 		set := fieldpath.NewSet()
@@ -204,7 +212,7 @@ func decodeManaged(entries []metav1.ManagedFieldsEntry) (managed, error) {
 				return out, fmt.Errorf("decoding managedFields of %q: %w", e.Manager, err)
 			}
 		}
-		key := entryID{e.Manager, e.Operation, e.APIVersion, e.Subresource}.key()
+		key := key(e)
 		out.fields[key] = fieldpath.NewVersionedSet(set, fieldpath.APIVersion(e.APIVersion), e.Operation == metav1.ManagedFieldsOperationApply)
 		out.times[key] = e.Time
 	}
@@ -245,38 +253,60 @@ func (mf managed) encode() ([]metav1.ManagedFieldsEntry, error) {
 		if p.Manager != q.Manager {
 			return p.Manager < q.Manager
 		}
+		if p.APIVersion != q.APIVersion {
+			return p.APIVersion < q.APIVersion
+		}
 		return p.Subresource < q.Subresource
 	})
 	return out, nil
 }
 
-// isReset reports whether a write asks to clear managedFields: a list
-// holding one empty entry.
+// isReset reports whether a write asks to clear managedFields: an empty
+// list (not a missing one), or a list holding one empty entry.
 func isReset(entries []metav1.ManagedFieldsEntry) bool {
-	return len(entries) == 1 && entries[0].Manager == "" && entries[0].Operation == "" && entries[0].FieldsV1 == nil && entries[0].Time == nil
+	if len(entries) == 0 {
+		return entries != nil
+	}
+	return len(entries) == 1 && entries[0].Manager == "" && entries[0].Operation == "" && entries[0].APIVersion == "" &&
+		entries[0].FieldsType == "" && entries[0].FieldsV1 == nil && entries[0].Time == nil && entries[0].Subresource == ""
 }
 
 // Update records a non-apply write: manager owns what it changed from live
 // (nil on create) to obj, whose managedFields it sets. It never conflicts.
+//
+// As in kube, the writer may set managedFields through the main resource
+// (or clear them), not through a subresource, whose writes keep live's;
+// and an existing object that has none keeps none: only a create or an
+// apply starts tracking its fields.
 func (m *Manager) Update(live, obj runtime.Object, manager, subresource string, now time.Time) error {
 	om, err := meta.Accessor(obj)
 	if err != nil {
 		return err
 	}
-	entries := om.GetManagedFields()
-	if len(entries) == 0 && live != nil {
+	var liveEntries []metav1.ManagedFieldsEntry
+	if live != nil {
 		lm, err := meta.Accessor(live)
 		if err != nil {
 			return err
 		}
-		entries = lm.GetManagedFields()
+		liveEntries = lm.GetManagedFields()
 	}
-	if isReset(entries) {
+	entries := om.GetManagedFields()
+	switch {
+	case subresource != "" && live != nil:
+		entries = liveEntries
+	case isReset(entries):
 		entries = nil
+	case len(entries) == 0:
+		entries = liveEntries
 	}
 	mf, err := decodeManaged(entries)
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
+	}
+	if len(mf.fields) == 0 && live != nil {
+		om.SetManagedFields(nil)
+		return nil
 	}
 	key := entryID{manager, metav1.ManagedFieldsOperationUpdate, m.apiVersion, subresource}.key()
 	// As kube does, the write is first recorded under a manager of its
@@ -371,10 +401,10 @@ func (m *Manager) store(om metav1.Object, before managed, after fieldpath.Manage
 	return nil
 }
 
-// Apply merges an apply configuration (the patch, as unstructured JSON)
-// into live (nil when the object does not exist; then empty is used) for
-// manager, and returns the object to store with its managedFields set.
-func (m *Manager) Apply(live, empty runtime.Object, patch map[string]interface{}, manager, subresource string, force bool, now time.Time) (runtime.Object, error) {
+// Apply merges an apply configuration into live (nil when the object
+// does not exist; then empty is used) for manager, and returns the object
+// to store with its managedFields set.
+func (m *Manager) Apply(live, empty runtime.Object, patch Configuration, manager, subresource string, force bool, now time.Time) (runtime.Object, error) {
 	base := live
 	if base == nil {
 		base = empty
@@ -394,12 +424,22 @@ func (m *Manager) Apply(live, empty runtime.Object, patch map[string]interface{}
 	if live == nil {
 		liveTyped = liveTyped.Empty()
 	}
-	config, err := m.pt.FromUnstructured(patch)
+	config, err := m.pt.FromUnstructured(patch.Fields)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error applying patch: %v", err))
 	}
 	key := entryID{manager, metav1.ManagedFieldsOperationApply, m.apiVersion, subresource}.key()
-	merged, fields, err := m.updater(subresource).Apply(liveTyped, config, fieldpath.APIVersion(m.apiVersion), mf.fields, key, force)
+	updater, version := m.updater(subresource), fieldpath.APIVersion(m.apiVersion)
+	merged, fields, err := updater.Apply(liveTyped, config, version, mf.fields, key, force)
+	if conflicts, ok := err.(merge.Conflicts); ok && manager == kubectlManager {
+		if allowed := m.clientSideApplied(bm.GetAnnotations(), liveTyped); allowed != nil {
+			if rest := outside(conflicts, allowed); len(rest) > 0 {
+				err = rest
+			} else {
+				merged, fields, err = updater.Apply(liveTyped, config, version, mf.fields, key, true)
+			}
+		}
+	}
 	if err != nil {
 		if conflicts, ok := err.(merge.Conflicts); ok {
 			return nil, conflictError(conflicts)
@@ -435,6 +475,11 @@ func (m *Manager) Apply(live, empty runtime.Object, patch map[string]interface{}
 	om.SetCreationTimestamp(bm.GetCreationTimestamp())
 	om.SetGeneration(bm.GetGeneration())
 	om.SetDeletionTimestamp(bm.GetDeletionTimestamp())
+	if manager == kubectlManager {
+		if err := recordLastApplied(om, patch.Sent); err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+	}
 	if err := m.store(om, mf, fields, key, now, changed); err != nil {
 		return nil, err
 	}
@@ -514,8 +559,12 @@ func conflictError(conflicts merge.Conflicts) error {
 
 func printManager(key string) string {
 	id := parseKey(key)
-	if id.Operation == metav1.ManagedFieldsOperationUpdate {
-		return fmt.Sprintf("%q using %v", id.Manager, id.APIVersion)
+	name := fmt.Sprintf("%q", id.Manager)
+	if id.Subresource != "" {
+		name = fmt.Sprintf("%s with subresource %q", name, id.Subresource)
 	}
-	return fmt.Sprintf("%q", id.Manager)
+	if id.Operation == metav1.ManagedFieldsOperationUpdate {
+		return fmt.Sprintf("%s using %v", name, id.APIVersion)
+	}
+	return name
 }

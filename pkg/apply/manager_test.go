@@ -186,3 +186,46 @@ func BenchmarkUpdate_CronJob(b *testing.B) {
 		}
 	}
 }
+
+// TestUpdate_TracksWhatKubeTracks: as kube, a write may reset managedFields
+// through the main resource with an empty list or one empty entry; a
+// subresource's write keeps the live ones, whatever it sent; and an
+// existing object without managedFields keeps none, while a new one is
+// tracked.
+func TestUpdate_TracksWhatKubeTracks(t *testing.T) {
+	m := customManager(t)
+	const tracked = `{"apiVersion":"merge.example.com/v1","kind":"Marker","metadata":{"name":"m","managedFields":[
+		{"manager":"old","operation":"Update","apiVersion":"merge.example.com/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:replicas":{}}}}]},"spec":{"replicas":1}}`
+	const untracked = `{"apiVersion":"merge.example.com/v1","kind":"Marker","metadata":{"name":"m"},"spec":{"replicas":1}}`
+	const sent = `[{"manager":"sent","operation":"Update","apiVersion":"merge.example.com/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:setList":{}}}}]`
+	for _, tc := range []struct {
+		name, live, managedFields, subresource, want string
+	}{
+		{"live ones kept when none are sent", tracked, ``, "",
+			`["[\"old\",\"Update\",{\"f:spec\":{\"f:replicas\":{}}}]","[\"writer\",\"Update\",{\"f:spec\":{\"f:granularMap\":{\".\":{},\"f:g\":{}}}}]"]`},
+		{"an empty list resets", tracked, `,"managedFields":[]`, "", `null`},
+		{"one empty entry resets", tracked, `,"managedFields":[{}]`, "", `null`},
+		{"sent ones replace the live ones", tracked, `,"managedFields":` + sent, "",
+			`["[\"sent\",\"Update\",{\"f:spec\":{\"f:setList\":{}}}]","[\"writer\",\"Update\",{\"f:spec\":{\"f:granularMap\":{\".\":{},\"f:g\":{}}}}]"]`},
+		{"a subresource keeps the live ones", tracked, `,"managedFields":` + sent, "status",
+			`["[\"old\",\"Update\",{\"f:spec\":{\"f:replicas\":{}}}]","[\"writer\",\"Update\",{\"f:spec\":{\"f:granularMap\":{\".\":{},\"f:g\":{}}}}]"]`},
+		{"a subresource does not reset", tracked, `,"managedFields":[]`, "status",
+			`["[\"old\",\"Update\",{\"f:spec\":{\"f:replicas\":{}}}]","[\"writer\",\"Update\",{\"f:spec\":{\"f:granularMap\":{\".\":{},\"f:g\":{}}}}]"]`},
+		{"an untracked object stays untracked", untracked, ``, "", `null`},
+		{"a new object is tracked", ``, ``, "", `["[\"writer\",\"Update\",{\"f:spec\":{\".\":{},\"f:granularMap\":{\".\":{},\"f:g\":{}},\"f:replicas\":{}}}]"]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var live runtime.Object
+			if tc.live != "" {
+				live = customObject(t, tc.live)
+			}
+			obj := customObject(t, `{"apiVersion":"merge.example.com/v1","kind":"Marker","metadata":{"name":"m"`+tc.managedFields+`},"spec":{"replicas":1,"granularMap":{"g":"1"}}}`)
+			if err := m.Update(live, obj, "writer", tc.subresource, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if got := fieldsOf(t, obj); got != tc.want {
+				t.Errorf("managedFields\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}

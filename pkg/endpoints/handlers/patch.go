@@ -21,6 +21,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/cronplane/cronplane/pkg/apply"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
 
@@ -282,37 +283,38 @@ func (c *call) patchStrictErrors(validation string, strict []error) error {
 // applyConfiguration reads an apply body (YAML or JSON) into the fields it
 // sets, checked against the type: the body must be an object of the
 // resource's kind and version; wrong types are a 400; unknown fields are
-// reported per fieldValidation and left out.
-func (c *call) applyConfiguration(body []byte, validation string) (map[string]interface{}, error) {
+// reported per fieldValidation and left out of its Fields.
+func (c *call) applyConfiguration(body []byte, validation string) (apply.Configuration, error) {
+	var none apply.Configuration
 	raw, data, duplicates, err := applyBody(body)
 	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
+		return none, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
 	}
 	apiVersion, _ := raw["apiVersion"].(string)
 	kind, _ := raw["kind"].(string)
 	gv, _ := schema.ParseGroupVersion(apiVersion)
 	if gvk := gv.WithKind(kind); gvk != c.res.GroupVersionKind {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid object type: %v", gvk))
+		return none, apierrors.NewBadRequest(fmt.Sprintf("invalid object type: %v", gvk))
 	}
 	if md, ok := raw["metadata"].(map[string]interface{}); ok {
 		if _, ok := md["managedFields"]; ok {
-			return nil, apierrors.NewBadRequest("metadata.managedFields must be nil")
+			return none, apierrors.NewBadRequest("metadata.managedFields must be nil")
 		}
 	}
 	obj, err := c.decodeJSON(data, body, validation, duplicates...)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	m := metaOf(obj)
 	if ns := m.GetNamespace(); c.entry.Namespaced && ns != "" && ns != c.namespace {
-		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		return none, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
 	typedMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
+		return none, apierrors.NewBadRequest(err.Error())
 	}
-	out, _ := intersect(raw, typedMap).(map[string]interface{})
-	return out, nil
+	fields, _ := intersect(raw, typedMap).(map[string]interface{})
+	return apply.Configuration{Fields: fields, Sent: raw}, nil
 }
 
 // applyBody reads an apply configuration, YAML or JSON: as a map, as the
