@@ -353,8 +353,8 @@ func TestBackoffRemaining(t *testing.T) {
 		{2, 0, 20 * time.Second},
 		{3, 0, 40 * time.Second},
 		{6, 0, 320 * time.Second},
-		{7, 0, 6 * time.Minute},
-		{30, time.Minute, 5 * time.Minute},
+		{7, 0, 10 * time.Minute},
+		{30, time.Minute, 9 * time.Minute},
 		{2, time.Hour, 0},
 	}
 	for _, tc := range cases {
@@ -366,7 +366,9 @@ func TestBackoffRemaining(t *testing.T) {
 
 func TestBackoffRecord_SuccessResetsTheCount(t *testing.T) {
 	r := backoffRecord{failures: 3, lastFailure: t0}
-	failed := func(s int) *corev1.Pod { return newPod("f", corev1.PodFailed, finishedAt(t0.Add(time.Duration(s)*time.Second), 1)) }
+	failed := func(s int) *corev1.Pod {
+		return newPod("f", corev1.PodFailed, finishedAt(t0.Add(time.Duration(s)*time.Second), 1))
+	}
 	succeeded := func(s int) *corev1.Pod {
 		return newPod("s", corev1.PodSucceeded, finishedAt(t0.Add(time.Duration(s)*time.Second), 0))
 	}
@@ -439,7 +441,9 @@ func TestSync_BackoffLimitExceededFailsTheJob(t *testing.T) {
 
 func TestSync_OnFailureRestartsCountAgainstTheBackoffLimit(t *testing.T) {
 	restarts := func(n int32) podOpt {
-		return func(p *corev1.Pod) { p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", RestartCount: n}} }
+		return func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", RestartCount: n}}
+		}
 	}
 	for _, tc := range []struct {
 		limit, restarts int32
@@ -553,4 +557,3 @@ func waitFor(cond func() bool) bool {
 	}
 	return false
 }
-
