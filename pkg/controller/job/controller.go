@@ -383,6 +383,10 @@ func (c *Controller) syncOrphan(ctx context.Context, key string) error {
 				return nil
 			}
 		}
+		// The Job's last sync removed it already; the cache lags.
+		if c.expectations.removingFinalizers(pod.Namespace + "/" + ref.Name)[pod.UID] {
+			return nil
+		}
 	}
 	if !hasTrackingFinalizer(pod) {
 		return nil

@@ -277,11 +277,15 @@ func TestSyncOrphan_RemovesTheFinalizerOfPodsNoLiveJobControls(t *testing.T) {
 		{name: "controller deleted", job: newJob(1, 1), pod: gone, patch: true},
 		{name: "Job finished", job: finished, pod: newPod("a", corev1.PodSucceeded), patch: true},
 		{name: "Job running", job: newJob(1, 1), pod: newPod("a", corev1.PodSucceeded)},
+		{name: "finalizer removed already, cache stale", job: finished, pod: newPod("removing", corev1.PodSucceeded)},
 		{name: "owned by something else", job: newJob(1, 1), pod: newPod("a", corev1.PodSucceeded, func(p *corev1.Pod) { p.OwnerReferences[0].Kind = "ReplicaSet" })},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, tc.job, tc.pod)
+			if tc.pod.Name == "removing" {
+				f.c.expectations.expectFinalizersRemoved("ns/j", []types.UID{tc.pod.UID})
+			}
 			if err := f.c.syncOrphan(context.Background(), "ns/"+tc.pod.Name); err != nil {
 				t.Fatal(err)
 			}

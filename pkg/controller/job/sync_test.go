@@ -557,3 +557,32 @@ func waitFor(cond func() bool) bool {
 	}
 	return false
 }
+
+func TestPodsToRemove_CheapestFirst(t *testing.T) {
+	scheduled := func(p *corev1.Pod) { p.Spec.NodeName = "node" }
+	readyAt := func(s int) podOpt {
+		return func(p *corev1.Pod) {
+			p.Spec.NodeName = "node"
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0.Add(time.Duration(s) * time.Second))}}
+		}
+	}
+	restarted := func(p *corev1.Pod) { p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", RestartCount: 3}} }
+	newer := func(p *corev1.Pod) { p.CreationTimestamp = metav1.NewTime(t0.Add(time.Hour)) }
+	pods := []*corev1.Pod{
+		newPod("ready-long", corev1.PodRunning, readyAt(1)),
+		newPod("ready-recently", corev1.PodRunning, readyAt(9)),
+		newPod("running", corev1.PodRunning, scheduled),
+		newPod("running-restarted", corev1.PodRunning, scheduled, restarted),
+		newPod("pending-scheduled", corev1.PodPending, scheduled),
+		newPod("unscheduled", corev1.PodPending),
+		newPod("unscheduled-newer", corev1.PodPending, newer),
+	}
+	var names []string
+	for _, p := range podsToRemove(newJob(1, 1), pods, len(pods)) {
+		names = append(names, p.Name)
+	}
+	want := []string{"unscheduled-newer", "unscheduled", "pending-scheduled", "running-restarted", "running", "ready-recently", "ready-long"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("order %v, want %v", names, want)
+	}
+}
