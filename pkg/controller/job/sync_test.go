@@ -566,7 +566,9 @@ func TestPodsToRemove_CheapestFirst(t *testing.T) {
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0.Add(time.Duration(s) * time.Second))}}
 		}
 	}
-	restarted := func(p *corev1.Pod) { p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", RestartCount: 3}} }
+	restarted := func(p *corev1.Pod) {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", RestartCount: 3}}
+	}
 	newer := func(p *corev1.Pod) { p.CreationTimestamp = metav1.NewTime(t0.Add(time.Hour)) }
 	pods := []*corev1.Pod{
 		newPod("ready-long", corev1.PodRunning, readyAt(1)),
