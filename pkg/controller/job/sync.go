@@ -347,6 +347,8 @@ func (c *Controller) manage(ctx context.Context, s *syncState) (int32, error) {
 	if diff <= 0 {
 		return active, nil
 	}
+	// While replacements wait out a backoff the pods running stay active:
+	// kube v1.29 reported 0 here, a bug kube fixed later (kubernetes#139457).
 	if !hasBackoffLimitPerIndex(job) {
 		if wait := s.backoff.remaining(s.now); wait > 0 {
 			c.queue.AddAfter(s.key, max(wait, podSyncDelay))

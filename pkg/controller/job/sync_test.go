@@ -588,3 +588,13 @@ func TestPodsToRemove_CheapestFirst(t *testing.T) {
 		t.Errorf("order %v, want %v", names, want)
 	}
 }
+
+func TestSync_RunningPodsStayActiveDuringBackoff(t *testing.T) {
+	f := newFixture(t, started(newJob(2, 4)), newPod("a", corev1.PodFailed, finishedAt(t0, 1)), newPod("b", corev1.PodRunning, ready))
+	f.clock.SetTime(t0.Add(time.Second))
+	f.mustSync()
+	got := f.stored().Status
+	if len(f.createdPods()) != 0 || got.Active != 1 || *got.Ready != 1 || got.Failed != 1 {
+		t.Errorf("created %d, status %+v", len(f.createdPods()), got)
+	}
+}
