@@ -406,3 +406,29 @@ func TestRun_JobsCompleteOverInformers(t *testing.T) {
 		t.Errorf("completed indexes %q", j4.Status.CompletedIndexes)
 	}
 }
+
+func TestSync_TerminatingNamespaceRefusalsAreNotErrors(t *testing.T) {
+	f := newFixture(t, newJob(2, 2))
+	f.client.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		err := apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("namespace ns is being terminated"))
+		err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
+		return true, nil, err
+	})
+	f.mustSync()
+	if got := f.reasons(); len(got) != 0 {
+		t.Errorf("events %v", got)
+	}
+	if !f.c.expectations.satisfied("ns/j") {
+		t.Error("expectations wait for pods never created")
+	}
+}
+
+func TestSync_ReleaseOfAPodGoneOrChangedIsNotAnError(t *testing.T) {
+	strayed := newPod("strayed", corev1.PodRunning)
+	strayed.Labels = map[string]string{"app": "else"}
+	f := newFixture(t, started(newJob(1, 1)), strayed)
+	f.client.PrependReactor("patch", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Pod").GroupKind(), "strayed", nil)
+	})
+	f.mustSync()
+}
