@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -306,13 +307,9 @@ func TestNew_SharesIndexesWithAnotherController(t *testing.T) {
 	}
 }
 
-// fakeNode finishes every pod of the namespace that is created, as a
-// kubelet would: running, then succeeded.
-func fakeNode(ctx context.Context, client *fake.Clientset) {
-	w, err := client.CoreV1().Pods("ns").Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		return
-	}
+// fakeNode finishes every pod of the namespace that w shows created, as a
+// kubelet would.
+func fakeNode(ctx context.Context, client *fake.Clientset, w watch.Interface) {
 	defer w.Stop()
 	for {
 		select {
@@ -353,9 +350,14 @@ func TestRun_JobsCompleteOverInformers(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// Watching before any pod exists: the fake clientset replays nothing.
+	w, err := client.CoreV1().Pods("ns").Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go fakeNode(ctx, client, w)
 	factory.Start(ctx.Done())
 	go c.Run(ctx, 2)
-	go fakeNode(ctx, client)
 
 	for i := 0; i < 5; i++ {
 		job := newJob(2, 3)
