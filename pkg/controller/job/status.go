@@ -233,10 +233,10 @@ func (c *Controller) writeStatus(ctx context.Context, s *syncState) error {
 	if err != nil {
 		return err
 	}
-	c.written.record(s.key, from, updated)
 	if updated.Status.UncountedTerminatedPods == nil {
 		updated.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
 	}
+	c.written.record(s.key, from, updated)
 	// The next writes of this sync change the copy, not the remembered one.
 	s.job = updated.DeepCopy()
 	return nil
