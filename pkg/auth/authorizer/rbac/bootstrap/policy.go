@@ -46,6 +46,13 @@ var Controllers = map[string][]rbacv1.PolicyRule{
 		rule("*").resources("*").verbs("delete", "get", "list", "patch", "update", "watch"),
 		eventsRule,
 	},
+	"job-controller": {
+		rule("batch").resources("jobs").verbs("get", "list", "patch", "update", "watch"),
+		rule("batch").resources("jobs/status").verbs("update"),
+		rule("batch").resources("jobs/finalizers").verbs("update"),
+		rule("").resources("pods").verbs("create", "delete", "list", "patch", "watch"),
+		eventsRule,
+	},
 	"namespace-controller": {
 		rule("").resources("namespaces").verbs("delete", "get", "list", "watch"),
 		rule("").resources("namespaces/finalize", "namespaces/status").verbs("update"),
@@ -141,7 +148,7 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 }
 
 func controllerNames() []string {
-	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "generic-garbage-collector", "namespace-controller", "service-account-controller"}
+	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "generic-garbage-collector", "job-controller", "namespace-controller", "service-account-controller"}
 }
 
 func meta(name string, labels map[string]string) metav1.ObjectMeta {

@@ -122,3 +122,33 @@ func TestReconcile_RestoresWhatIsMissingAndKeepsAdditions(t *testing.T) {
 		t.Errorf("cluster-admin binds %s", ref)
 	}
 }
+
+func TestClusterRoles_JobControllerHasKubesRulesAndBinding(t *testing.T) {
+	// kube-apiserver v1.29's system:controller:job-controller, as it
+	// serves it.
+	want := []rbacv1.PolicyRule{
+		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "list", "patch", "update", "watch"}},
+		{APIGroups: []string{"batch"}, Resources: []string{"jobs/status"}, Verbs: []string{"update"}},
+		{APIGroups: []string{"batch"}, Resources: []string{"jobs/finalizers"}, Verbs: []string{"update"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "delete", "list", "patch", "watch"}},
+		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
+	}
+	var role *rbacv1.ClusterRole
+	for _, r := range ClusterRoles() {
+		if r.Name == "system:controller:job-controller" {
+			role = r
+		}
+	}
+	if role == nil || !reflect.DeepEqual(role.Rules, want) {
+		t.Fatalf("role %+v", role)
+	}
+	for _, b := range ClusterRoleBindings() {
+		if b.Name == "system:controller:job-controller" {
+			if s := b.Subjects; len(s) != 1 || s[0].Kind != rbacv1.ServiceAccountKind || s[0].Name != "job-controller" || s[0].Namespace != "kube-system" {
+				t.Fatalf("subjects %+v", s)
+			}
+			return
+		}
+	}
+	t.Fatal("no binding")
+}
