@@ -76,23 +76,6 @@ func TestCronJobDefault_MatchesKube(t *testing.T) {
 	}
 }
 
-func TestImagePullPolicy_AlwaysOnlyForLatestOrUntagged(t *testing.T) {
-	for image, want := range map[string]corev1.PullPolicy{
-		"busybox":                  corev1.PullAlways,
-		"busybox:latest":           corev1.PullAlways,
-		"busybox:1.36":             corev1.PullIfNotPresent,
-		"registry:5000/busybox":    corev1.PullAlways,
-		"registry:5000/busybox:v1": corev1.PullIfNotPresent,
-		"busybox@sha256:abc":       corev1.PullIfNotPresent,
-	} {
-		c := corev1.Container{Image: image}
-		defaultContainer(&c)
-		if c.ImagePullPolicy != want {
-			t.Errorf("%s: %s, want %s", image, c.ImagePullPolicy, want)
-		}
-	}
-}
-
 func errFields(errs field.ErrorList) string {
 	var out []string
 	for _, e := range errs {
