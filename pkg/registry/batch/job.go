@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -219,7 +220,7 @@ func (jobStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	errs = append(errs, apivalidation.ValidateImmutableField(spec.Selector, oldSpec.Selector, path.Child("selector"))...)
 	errs = append(errs, validateTemplateUpdate(&spec.Template, &oldSpec.Template, path.Child("template"), opts.mutableScheduling)...)
 	errs = append(errs, apivalidation.ValidateImmutableField(spec.CompletionMode, oldSpec.CompletionMode, path.Child("completionMode"))...)
-	errs = append(errs, apivalidation.ValidateImmutableField(spec.PodFailurePolicy, oldSpec.PodFailurePolicy, path.Child("podFailurePolicy"))...)
+	errs = append(errs, immutableStruct(spec.PodFailurePolicy, oldSpec.PodFailurePolicy, path.Child("podFailurePolicy"))...)
 	errs = append(errs, apivalidation.ValidateImmutableField(spec.BackoffLimitPerIndex, oldSpec.BackoffLimitPerIndex, path.Child("backoffLimitPerIndex"))...)
 	return errs
 }
@@ -264,7 +265,16 @@ func validateTemplateUpdate(t, old *corev1.PodTemplateSpec, path *field.Path, mu
 		old.Labels = t.Labels
 		old.Spec.SchedulingGates = t.Spec.SchedulingGates
 	}
-	return apivalidation.ValidateImmutableField(t, old, path)
+	return immutableStruct(t, old, path)
+}
+
+// immutableStruct refuses a change of a struct field, showing the new
+// value as kube shows its internal types.
+func immutableStruct[T any](v, old *T, path *field.Path) field.ErrorList {
+	if v == nil || old == nil || equality.Semantic.DeepEqual(v, old) {
+		return apivalidation.ValidateImmutableField(v, old, path)
+	}
+	return field.ErrorList{field.Invalid(path, podspec.InternalValue(v), apivalidation.FieldImmutableErrorMsg)}
 }
 
 // validateJob checks a Job as kube does but for its metadata, which is
