@@ -152,9 +152,54 @@ func specWrites() []specWrite {
 			cj.Spec.JobTemplate.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}
 		}), code: 422, message: invalid("CronJob", "manual", "spec.jobTemplate.spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"a\":\"b\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: `selector` will be auto-generated")},
 
+		{name: "maxFailedIndexes without backoffLimitPerIndex", resource: "jobs", body: jobNamed("maxfailed", indexed, func(j *batchv1.Job) {
+			j.Spec.MaxFailedIndexes = ptrTo(int32(1))
+		}), code: 422, message: invalid("Job", "maxfailed", `spec.backoffLimitPerIndex: Required value: when maxFailedIndexes is specified`)},
+		{name: "FailIndex without backoffLimitPerIndex", resource: "jobs", body: jobNamed("failindex", indexed, func(j *batchv1.Job) {
+			j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+				Action: batchv1.PodFailurePolicyActionFailIndex, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{1}}}}}
+		}), code: 422, message: invalid("Job", "failindex", `spec.podFailurePolicy.rules[0].action: Invalid value: "FailIndex": requires the backoffLimitPerIndex to be set`)},
+		{name: "podFailurePolicy with restartPolicy OnFailure", resource: "jobs", body: jobNamed("onfailure", func(j *batchv1.Job) {
+			j.Spec.PodFailurePolicy = failJob
+			j.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+		}), code: 422, message: invalid("Job", "onfailure", `spec.template.spec.restartPolicy: Invalid value: "OnFailure": only "Never" is supported when podFailurePolicy is specified`)},
+		{name: "pod failure rule with two requirements, unordered exit codes", resource: "jobs", body: jobNamed("rules", func(j *batchv1.Job) {
+			j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+				Action:          batchv1.PodFailurePolicyActionIgnore,
+				OnExitCodes:     &batchv1.PodFailurePolicyOnExitCodesRequirement{ContainerName: ptrTo("x"), Operator: batchv1.PodFailurePolicyOnExitCodesOpNotIn, Values: []int32{2, 1, 1}},
+				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: "DisruptionTarget", Status: "Maybe"}},
+			}}}
+		}), code: 422, message: invalid("Job", "rules", `[spec.podFailurePolicy.rules[0].onExitCodes.containerName: Invalid value: "x": must be one of the container or initContainer names in the pod template, `+
+			`spec.podFailurePolicy.rules[0].onExitCodes.values[2]: Duplicate value: 1, spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: []int32{2, 1, 1}: must be ordered, `+
+			`spec.podFailurePolicy.rules[0].onPodConditions[0].status: Unsupported value: "Maybe": supported values: "False", "True", "Unknown", `+
+			`spec.podFailurePolicy.rules[0]: Invalid value: specifying both OnExitCodes and OnPodConditions is not supported]`)},
+		{name: "Indexed without completions", resource: "jobs", body: jobNamed("nocompletions", func(j *batchv1.Job) {
+			j.Spec.CompletionMode = ptrTo(batchv1.IndexedCompletion)
+			j.Spec.Parallelism = ptrTo(int32(2))
+		}), code: 422, message: invalid("Job", "nocompletions", `spec.completions: Required value: when completion mode is Indexed`)},
+		{name: "Indexed pod hostnames beyond a DNS label", resource: "jobs", body: jobNamed(strings.Repeat("a", 62), indexed, func(j *batchv1.Job) {
+			j.Spec.Completions = ptrTo(int32(11))
+		}), code: 422, message: invalid("Job", strings.Repeat("a", 62), `metadata.name: Invalid value: "`+strings.Repeat("a", 62)+`": will not able to create pod with invalid DNS label: `+strings.Repeat("a", 62)+`-10`)},
+		{name: "generated label set by the client", resource: "jobs", body: jobNamed("labelled", func(j *batchv1.Job) {
+			j.Spec.Template.Labels = map[string]string{"job-name": "other"}
+		}), code: 422, message: invalid("Job", "labelled", `spec.template.metadata.labels[job-name]: Invalid value: map[string]string{"batch.kubernetes.io/controller-uid":*`)},
+		{name: "TZ in a schedule", resource: "cronjobs", body: cronJobNamed("tz", func(cj *batchv1.CronJob) {
+			cj.Spec.Schedule = "CRON_TZ=UTC 0 * * * *"
+			cj.Spec.TimeZone = ptrTo("UTC")
+		}), code: 422, message: invalid("CronJob", "tz", `spec.schedule: Invalid value: "CRON_TZ=UTC 0 * * * *": cannot use TZ or CRON_TZ in schedule, use timeZone field instead`)},
+		{name: "manual selector in a job template", resource: "cronjobs", body: cronJobNamed("manualselector", func(cj *batchv1.CronJob) {
+			cj.Spec.JobTemplate.Spec.ManualSelector = ptrTo(true)
+		}), code: 422, message: invalid("CronJob", "manualselector", `spec.jobTemplate.spec.manualSelector: Unsupported value: true: supported values: "nil", "false"`)},
+		{name: "containers of a suspended Job are immutable", resource: "jobs", before: jobNamed("suspendedimage", func(j *batchv1.Job) { j.Spec.Suspend = ptrTo(true) }),
+			body: `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:1.36"}]}}}}`,
+			code: 422, message: invalid("Job", "suspendedimage", `spec.template: Invalid value: core.PodTemplateSpec{*`)},
+
 		// Writes kube accepts.
 		{name: "template labels of a suspended Job change", resource: "jobs", before: jobNamed("suspended", func(j *batchv1.Job) { j.Spec.Suspend = ptrTo(true) }),
 			body: `{"spec":{"template":{"metadata":{"labels":{"extra":"x"}},"spec":{"nodeSelector":{"disk":"ssd"}}}}}`, code: 200},
+		{name: "job template metadata kube does not check", resource: "cronjobs", body: cronJobNamed("templatemeta", func(cj *batchv1.CronJob) {
+			cj.Spec.JobTemplate.Labels = map[string]string{"bad key!": "x"}
+		}), code: 201},
 		{name: "Job activeDeadlineSeconds 0", resource: "jobs", body: jobNamed("deadline", func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = ptrTo(int64(0)) }), code: 201},
 		{name: "negative terminationGracePeriodSeconds in a Job", resource: "jobs", body: jobNamed("grace", func(j *batchv1.Job) {
 			j.Spec.Template.Spec.TerminationGracePeriodSeconds = ptrTo(int64(-5))

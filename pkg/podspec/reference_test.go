@@ -2,7 +2,6 @@ package podspec
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -76,12 +75,6 @@ func (r *reference) podTemplate(t *testing.T, tmpl *corev1.PodTemplateSpec) (err
 		t.Fatalf("reference: %v", err)
 	}
 	return errs, r.warnings.texts
-}
-
-// compact renders a template for failure messages.
-func compact(v interface{}) string {
-	data, _ := json.Marshal(v)
-	return string(data)
 }
 
 func joinLines(lines []string) string { return strings.Join(lines, "\n") }
