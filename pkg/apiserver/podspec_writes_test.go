@@ -190,6 +190,8 @@ func specWrites() []specWrite {
 		{name: "manual selector in a job template", resource: "cronjobs", body: cronJobNamed("manualselector", func(cj *batchv1.CronJob) {
 			cj.Spec.JobTemplate.Spec.ManualSelector = ptrTo(true)
 		}), code: 422, message: invalid("CronJob", "manualselector", `spec.jobTemplate.spec.manualSelector: Unsupported value: true: supported values: "nil", "false"`)},
+		{name: "an update words a spec error once", resource: "jobs", before: jobNamed("negative"), body: `{"spec":{"parallelism":-1}}`,
+			code: 422, message: invalid("Job", "negative", `spec.parallelism: Invalid value: -1: must be greater than or equal to 0`)},
 		{name: "containers of a suspended Job are immutable", resource: "jobs", before: jobNamed("suspendedimage", func(j *batchv1.Job) { j.Spec.Suspend = ptrTo(true) }),
 			body: `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:1.36"}]}}}}`,
 			code: 422, message: invalid("Job", "suspendedimage", `spec.template: Invalid value: core.PodTemplateSpec{*`)},
