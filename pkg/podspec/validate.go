@@ -26,6 +26,11 @@ type Options struct {
 	// default: privileged and hostProcess containers are refused.
 	AllowPrivileged bool
 
+	// What an update is forgiven because the stored object has it already:
+	// a deletion cost that is no 32-bit integer, pod affinity selectors
+	// with label values kube now refuses, hugepages that are not whole
+	// pages, bad spread selectors, namespaced sysctls on a host network or
+	// IPC namespace.
 	AllowInvalidPodDeletionCost                       bool
 	AllowInvalidLabelValueInSelector                  bool
 	AllowIndivisibleHugePagesValues                   bool
@@ -78,7 +83,7 @@ func sysctlsOf(spec *corev1.PodSpec) []corev1.Sysctl {
 func ValidateTemplate(t *corev1.PodTemplateSpec, path *field.Path, opts Options) field.ErrorList {
 	errs := metav1validation.ValidateLabels(t.Labels, path.Child("labels"))
 	errs = append(errs, apivalidation.ValidateAnnotations(t.Annotations, path.Child("annotations"))...)
-	errs = append(errs, ValidateAnnotations(t.Annotations, &t.Spec, path.Child("annotations"), opts)...)
+	errs = append(errs, ValidatePodAnnotations(t.Annotations, &t.Spec, path.Child("annotations"), opts)...)
 	errs = append(errs, ValidateSpec(&t.Spec, nil, path.Child("spec"), opts)...)
 	errs = append(errs, validateSeccompAnnotationsMatch(t.Annotations, &t.Spec, path.Child("spec"))...)
 	if len(t.Spec.EphemeralContainers) > 0 {
@@ -93,7 +98,7 @@ func ValidateTemplate(t *corev1.PodTemplateSpec, path *field.Path, opts Options)
 func ValidatePod(pod *corev1.Pod, opts Options) field.ErrorList {
 	opts.ResourceIsPod = true
 	meta, spec := field.NewPath("metadata"), field.NewPath("spec")
-	errs := ValidateAnnotations(pod.Annotations, &pod.Spec, meta.Child("annotations"), opts)
+	errs := ValidatePodAnnotations(pod.Annotations, &pod.Spec, meta.Child("annotations"), opts)
 	errs = append(errs, ValidateSpec(&pod.Spec, &pod.ObjectMeta, spec, opts)...)
 	if pod.Spec.ServiceAccountName == "" {
 		for i, v := range pod.Spec.Volumes {
@@ -143,10 +148,10 @@ const (
 	appArmorContainerAnnotation = "container.apparmor.security.beta.kubernetes.io/"
 )
 
-// ValidateAnnotations checks the annotations of a pod or pod template
+// ValidatePodAnnotations checks the annotations of a pod or pod template
 // that kube gives a meaning: mirror pods, tolerations, the deletion cost,
 // seccomp and AppArmor profiles.
-func ValidateAnnotations(annotations map[string]string, spec *corev1.PodSpec, path *field.Path, opts Options) field.ErrorList {
+func ValidatePodAnnotations(annotations map[string]string, spec *corev1.PodSpec, path *field.Path, opts Options) field.ErrorList {
 	var errs field.ErrorList
 	if value, mirror := annotations[mirrorPodAnnotation]; mirror && spec.NodeName == "" {
 		errs = append(errs, field.Invalid(path.Key(mirrorPodAnnotation), value, "must set spec.nodeName if mirror pod annotation is set"))
@@ -167,12 +172,14 @@ func ValidateAnnotations(annotations map[string]string, spec *corev1.PodSpec, pa
 	if p, set := annotations[seccompPodAnnotation]; set {
 		errs = append(errs, validateSeccompAnnotation(p, path.Child(seccompPodAnnotation))...)
 	}
-	for k, p := range annotations {
+	keys := sortedKeys(annotations)
+	for _, k := range keys {
 		if strings.HasPrefix(k, seccompContainerAnnotation) {
-			errs = append(errs, validateSeccompAnnotation(p, path.Child(k))...)
+			errs = append(errs, validateSeccompAnnotation(annotations[k], path.Child(k))...)
 		}
 	}
-	for k, p := range annotations {
+	for _, k := range keys {
+		p := annotations[k]
 		name, found := strings.CutPrefix(k, appArmorContainerAnnotation)
 		if !found {
 			continue

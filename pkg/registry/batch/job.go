@@ -181,9 +181,6 @@ type jobOptions struct {
 	// requirePrefixedLabels: the template must carry the batch.kubernetes.io
 	// labels too (Jobs stored before v1.27 may lack them).
 	requirePrefixedLabels bool
-	// allowInvalidSelectorValues forgives label values a stored selector
-	// already has.
-	allowInvalidSelectorValues bool
 	// mutableScheduling: a suspended Job that never started may change its
 	// template's labels, annotations, node selector, node affinity,
 	// tolerations and scheduling gates.
@@ -196,12 +193,14 @@ func jobOptionsFor(old *batchv1.Job) jobOptions {
 	}
 	_, hadName := old.Spec.Template.Labels[labelJobName]
 	_, hadUID := old.Spec.Template.Labels[labelControllerUID]
-	return jobOptions{
-		pod:                        podspec.TemplateOptions(&old.Spec.Template),
-		requirePrefixedLabels:      hadName && hadUID,
-		allowInvalidSelectorValues: metav1validation.LabelSelectorHasInvalidLabelValue(old.Spec.Selector),
-		mutableScheduling:          old.Spec.Suspend != nil && *old.Spec.Suspend && old.Status.StartTime == nil,
+	opts := jobOptions{
+		pod:                   podspec.TemplateOptions(&old.Spec.Template),
+		requirePrefixedLabels: hadName && hadUID,
+		mutableScheduling:     old.Spec.Suspend != nil && *old.Spec.Suspend && old.Status.StartTime == nil,
 	}
+	// Label values a stored selector has are forgiven in every selector.
+	opts.pod.AllowInvalidLabelValueInSelector = opts.pod.AllowInvalidLabelValueInSelector || metav1validation.LabelSelectorHasInvalidLabelValue(old.Spec.Selector)
+	return opts
 }
 
 func (jobStrategy) Validate(obj runtime.Object) field.ErrorList {
@@ -331,7 +330,7 @@ func validateJobSelectorAndSpec(spec *batchv1.JobSpec, path *field.Path, opts jo
 	if spec.Selector == nil {
 		errs = append(errs, field.Required(path.Child("selector"), ""))
 	} else {
-		errs = append(errs, metav1validation.ValidateLabelSelector(spec.Selector, metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: opts.allowInvalidSelectorValues}, path.Child("selector"))...)
+		errs = append(errs, metav1validation.ValidateLabelSelector(spec.Selector, metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: opts.pod.AllowInvalidLabelValueInSelector}, path.Child("selector"))...)
 	}
 	if sel, err := metav1.LabelSelectorAsSelector(spec.Selector); err == nil && !sel.Matches(labels.Set(spec.Template.Labels)) {
 		errs = append(errs, field.Invalid(path.Child("template", "metadata", "labels"), spec.Template.Labels, "`selector` does not match template `labels`"))
