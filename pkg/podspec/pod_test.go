@@ -92,3 +92,16 @@ func TestOptionsFor_ForgivesWhatTheStoredObjectHas(t *testing.T) {
 		t.Fatal("a create is forgiven something")
 	}
 }
+
+// TestPodWarnings_AfterThePodsDefaults: a Pod's negative grace period is
+// 1 by the time kube warns, so only the fraction of a byte is left (kube
+// v1.29's one warning for kubePodIn).
+func TestPodWarnings_AfterThePodsDefaults(t *testing.T) {
+	var pod corev1.Pod
+	unmarshal(t, kubePodIn, &pod)
+	DefaultPod(&pod)
+	want := `spec.volumes[3].ephemeral.volumeClaimTemplate.spec.resources.requests[storage]: fractional byte value "2m" is invalid, must be an integer`
+	if got := joinLines(PodWarnings(&pod)); got != want {
+		t.Fatalf("warnings:\n%s\nwant:\n%s", got, want)
+	}
+}
