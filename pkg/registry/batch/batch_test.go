@@ -76,23 +76,6 @@ func TestCronJobDefault_MatchesKube(t *testing.T) {
 	}
 }
 
-func TestImagePullPolicy_AlwaysOnlyForLatestOrUntagged(t *testing.T) {
-	for image, want := range map[string]corev1.PullPolicy{
-		"busybox":                  corev1.PullAlways,
-		"busybox:latest":           corev1.PullAlways,
-		"busybox:1.36":             corev1.PullIfNotPresent,
-		"registry:5000/busybox":    corev1.PullAlways,
-		"registry:5000/busybox:v1": corev1.PullIfNotPresent,
-		"busybox@sha256:abc":       corev1.PullIfNotPresent,
-	} {
-		c := corev1.Container{Image: image}
-		defaultContainer(&c)
-		if c.ImagePullPolicy != want {
-			t.Errorf("%s: %s, want %s", image, c.ImagePullPolicy, want)
-		}
-	}
-}
-
 func errFields(errs field.ErrorList) string {
 	var out []string
 	for _, e := range errs {
@@ -247,3 +230,122 @@ func TestCronJobStatus_AcceptedAsKube(t *testing.T) {
 }
 
 func strPtr(s string) *string { return &s }
+
+func TestJobUpdate_SchedulingDirectivesOfASuspendedUnstartedJob(t *testing.T) {
+	nodeAffinity := &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpExists}}}}}}
+	podAffinity := &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{TopologyKey: "zone"}}}
+	cases := []struct {
+		name      string
+		suspended bool
+		started   bool
+		old, new  func(*corev1.PodTemplateSpec)
+		immutable bool
+	}{
+		{"labels, annotations, node selector, tolerations, gates", true, false, nil, func(t *corev1.PodTemplateSpec) {
+			t.Labels["extra"] = "x"
+			t.Annotations = map[string]string{"a": "b"}
+			t.Spec.NodeSelector = map[string]string{"disk": "ssd"}
+			t.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}
+			t.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "g"}}
+		}, false},
+		{"node affinity added", true, false, nil, func(t *corev1.PodTemplateSpec) {
+			t.Spec.Affinity = &corev1.Affinity{NodeAffinity: nodeAffinity}
+		}, false},
+		{"node affinity removed", true, false, func(t *corev1.PodTemplateSpec) {
+			t.Spec.Affinity = &corev1.Affinity{NodeAffinity: nodeAffinity}
+		}, func(t *corev1.PodTemplateSpec) { t.Spec.Affinity = nil }, false},
+		{"affinity with pod affinity removed", true, false, func(t *corev1.PodTemplateSpec) {
+			t.Spec.Affinity = &corev1.Affinity{NodeAffinity: nodeAffinity, PodAffinity: podAffinity}
+		}, func(t *corev1.PodTemplateSpec) { t.Spec.Affinity = nil }, true},
+		{"pod affinity added", true, false, nil, func(t *corev1.PodTemplateSpec) {
+			t.Spec.Affinity = &corev1.Affinity{PodAffinity: podAffinity}
+		}, true},
+		{"image", true, false, nil, func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Image = "busybox:1.36" }, true},
+		{"labels of a running Job", false, false, nil, func(t *corev1.PodTemplateSpec) { t.Labels["extra"] = "x" }, true},
+		{"labels of a Job that started", true, true, nil, func(t *corev1.PodTemplateSpec) { t.Labels["extra"] = "x" }, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			old := &batchv1.Job{
+				ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "default", UID: "1234"},
+				Spec: batchv1.JobSpec{Suspend: &tc.suspended, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers:    []corev1.Container{{Name: "c", Image: "busybox"}},
+				}}},
+			}
+			if tc.old != nil {
+				tc.old(&old.Spec.Template)
+			}
+			s := jobStrategy{}
+			s.PrepareForCreate(old)
+			defaultJob(old)
+			if tc.started {
+				now := metav1.Now()
+				old.Status.StartTime = &now
+			}
+			job := old.DeepCopy()
+			tc.new(&job.Spec.Template)
+			s.PrepareForUpdate(job, old)
+			want := ""
+			if tc.immutable {
+				want = "spec.template: FieldValueInvalid"
+			}
+			if got := errFields(s.ValidateUpdate(job, old)); got != want {
+				t.Fatalf("errors %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestJobUpdate_IndexedCompletionsScaleWithParallelism(t *testing.T) {
+	i32 := func(n int32) *int32 { return &n }
+	old := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "default", UID: "1234"},
+		Spec: batchv1.JobSpec{Completions: i32(2), Parallelism: i32(2), CompletionMode: ptr(batchv1.IndexedCompletion),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}},
+	}
+	s := jobStrategy{}
+	s.PrepareForCreate(old)
+	defaultJob(old)
+	for _, tc := range []struct {
+		completions, parallelism int32
+		want                     string
+	}{
+		{3, 3, ""},
+		{3, 2, "spec.completions: FieldValueInvalid"},
+		{2, 5, ""},
+	} {
+		job := old.DeepCopy()
+		job.Spec.Completions, job.Spec.Parallelism = i32(tc.completions), i32(tc.parallelism)
+		if got := errFields(s.ValidateUpdate(job, old)); got != tc.want {
+			t.Errorf("completions %d parallelism %d: errors %q, want %q", tc.completions, tc.parallelism, got, tc.want)
+		}
+	}
+	nonIndexed := old.DeepCopy()
+	nonIndexed.Spec.CompletionMode = ptr(batchv1.NonIndexedCompletion)
+	job := nonIndexed.DeepCopy()
+	job.Spec.Completions, job.Spec.Parallelism = i32(3), i32(3)
+	if got := errFields(s.ValidateUpdate(job, nonIndexed)); got != "spec.completions: FieldValueInvalid" {
+		t.Errorf("NonIndexed completions changed: errors %q", got)
+	}
+}
+
+func TestCronJobUpdate_KeepsAStoredTZSchedule(t *testing.T) {
+	old := validCronJob()
+	old.Spec.Schedule = "TZ=UTC 0 * * * *"
+	defaultCronJob(old)
+	cj := old.DeepCopy()
+	cj.Spec.Suspend = boolPtr(true)
+	if errs := (cronJobStrategy{}).ValidateUpdate(cj, old); len(errs) > 0 {
+		t.Fatalf("a stored TZ schedule refused on update: %v", errs)
+	}
+	cj.Spec.TimeZone = strPtr("UTC")
+	if got := errFields((cronJobStrategy{}).ValidateUpdate(cj, old)); got != "spec.schedule: FieldValueInvalid" {
+		t.Fatalf("TZ and timeZone together: errors %q", got)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func boolPtr(b bool) *bool { return &b }

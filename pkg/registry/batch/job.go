@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -14,9 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/cronplane/cronplane/pkg/codec"
+	"github.com/cronplane/cronplane/pkg/podspec"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
@@ -70,10 +73,12 @@ type jobStrategy struct{ generic.SpecStatusStrategy }
 
 // PrepareForCreate clears the status and, unless the selector is manual,
 // labels the pod template with the job's name and uid and selects them,
-// keeping labels and a selector the client already set, as kube does.
+// keeping labels and a selector the client already set, as kube does. The
+// fields of features v1.29 has off are dropped.
 func (s jobStrategy) PrepareForCreate(obj runtime.Object) {
 	s.SpecStatusStrategy.PrepareForCreate(obj)
 	job := obj.(*batchv1.Job)
+	podspec.DropDisabledFields(&job.Spec.Template.Spec, nil)
 	if job.Spec.ManualSelector != nil && *job.Spec.ManualSelector {
 		return
 	}
@@ -95,6 +100,11 @@ func (s jobStrategy) PrepareForCreate(obj runtime.Object) {
 	if _, set := job.Spec.Selector.MatchLabels[labelControllerUID]; !set {
 		job.Spec.Selector.MatchLabels[labelControllerUID] = uid
 	}
+}
+
+func (s jobStrategy) PrepareForUpdate(obj, old runtime.Object) {
+	podspec.DropDisabledFields(&obj.(*batchv1.Job).Spec.Template.Spec, &old.(*batchv1.Job).Spec.Template.Spec)
+	s.SpecStatusStrategy.PrepareForUpdate(obj, old)
 }
 
 // defaultJob applies kube's Job defaults and the pod defaults of its
@@ -148,31 +158,183 @@ func defaultJob(obj runtime.Object) {
 	if spec.ManualSelector == nil {
 		spec.ManualSelector = new(bool)
 	}
-	defaultPodSpec(&spec.Template.Spec)
+	podspec.DefaultTemplate(&spec.Template)
 }
 
 func (jobStrategy) WarningsOnCreate(obj runtime.Object) []string {
-	return nameWarnings(obj.(*batchv1.Job).Name)
+	job := obj.(*batchv1.Job)
+	return append(nameWarnings(job.Name), jobSpecWarnings(field.NewPath("spec"), &job.Spec)...)
 }
 
-func (jobStrategy) WarningsOnUpdate(_, _ runtime.Object) []string { return nil }
+// WarningsOnUpdate warns of the spec only when it changed.
+func (jobStrategy) WarningsOnUpdate(obj, old runtime.Object) []string {
+	job := obj.(*batchv1.Job)
+	if job.Generation == old.(*batchv1.Job).Generation {
+		return nil
+	}
+	return jobSpecWarnings(field.NewPath("spec"), &job.Spec)
+}
+
+// jobOptions are what a Job's validation depends on besides the Job.
+type jobOptions struct {
+	pod podspec.Options
+	// requirePrefixedLabels: the template must carry the batch.kubernetes.io
+	// labels too (Jobs stored before v1.27 may lack them).
+	requirePrefixedLabels bool
+	// mutableScheduling: a suspended Job that never started may change its
+	// template's labels, annotations, node selector, node affinity,
+	// tolerations and scheduling gates.
+	mutableScheduling bool
+}
+
+func jobOptionsFor(old *batchv1.Job) jobOptions {
+	if old == nil {
+		return jobOptions{pod: podspec.TemplateOptions(nil), requirePrefixedLabels: true}
+	}
+	_, hadName := old.Spec.Template.Labels[labelJobName]
+	_, hadUID := old.Spec.Template.Labels[labelControllerUID]
+	opts := jobOptions{
+		pod:                   podspec.TemplateOptions(&old.Spec.Template),
+		requirePrefixedLabels: hadName && hadUID,
+		mutableScheduling:     old.Spec.Suspend != nil && *old.Spec.Suspend && old.Status.StartTime == nil,
+	}
+	// Label values a stored selector has are forgiven in every selector.
+	opts.pod.AllowInvalidLabelValueInSelector = opts.pod.AllowInvalidLabelValueInSelector || metav1validation.LabelSelectorHasInvalidLabelValue(old.Spec.Selector)
+	return opts
+}
 
 func (jobStrategy) Validate(obj runtime.Object) field.ErrorList {
-	job := obj.(*batchv1.Job)
-	var errs field.ErrorList
-	if len(job.Name) > 63 {
-		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), job.Name, "must be no more than 63 characters"))
-	}
-	return append(errs, validateJobSpec(&job.Spec, field.NewPath("spec"), true)...)
+	return validateJob(obj.(*batchv1.Job), jobOptionsFor(nil))
 }
 
-func (s jobStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
+// ValidateUpdate checks the Job as on create, then what may change: kube
+// validates the spec twice on the way, and so words its errors twice.
+func (jobStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	job, oldJob := obj.(*batchv1.Job), old.(*batchv1.Job)
-	errs := validateJobSpec(&job.Spec, field.NewPath("spec"), true)
-	spec := field.NewPath("spec")
-	errs = append(errs, apivalidation.ValidateImmutableField(job.Spec.Selector, oldJob.Spec.Selector, spec.Child("selector"))...)
-	errs = append(errs, apivalidation.ValidateImmutableField(job.Spec.CompletionMode, oldJob.Spec.CompletionMode, spec.Child("completionMode"))...)
-	errs = append(errs, apivalidation.ValidateImmutableField(job.Spec.Template, oldJob.Spec.Template, spec.Child("template"))...)
+	opts := jobOptionsFor(oldJob)
+	errs := validateJob(job, opts)
+	spec, oldSpec, path := &job.Spec, &oldJob.Spec, field.NewPath("spec")
+	errs = append(errs, validateJobSelectorAndSpec(spec, path, opts)...)
+	errs = append(errs, validateCompletionsUpdate(spec, oldSpec, path)...)
+	errs = append(errs, apivalidation.ValidateImmutableField(spec.Selector, oldSpec.Selector, path.Child("selector"))...)
+	errs = append(errs, validateTemplateUpdate(&spec.Template, &oldSpec.Template, path.Child("template"), opts.mutableScheduling)...)
+	errs = append(errs, apivalidation.ValidateImmutableField(spec.CompletionMode, oldSpec.CompletionMode, path.Child("completionMode"))...)
+	errs = append(errs, immutableStruct(spec.PodFailurePolicy, oldSpec.PodFailurePolicy, path.Child("podFailurePolicy"))...)
+	errs = append(errs, apivalidation.ValidateImmutableField(spec.BackoffLimitPerIndex, oldSpec.BackoffLimitPerIndex, path.Child("backoffLimitPerIndex"))...)
+	return errs
+}
+
+// validateCompletionsUpdate: completions are fixed, but an Indexed Job
+// may scale (ElasticIndexedJob, on in v1.29) by changing completions and
+// parallelism together.
+func validateCompletionsUpdate(spec, old *batchv1.JobSpec, path *field.Path) field.ErrorList {
+	p := path.Child("completions")
+	if spec.CompletionMode == nil || *spec.CompletionMode != batchv1.IndexedCompletion {
+		return apivalidation.ValidateImmutableField(spec.Completions, old.Completions, p)
+	}
+	if spec.Completions == nil || (old.Completions != nil && *spec.Completions == *old.Completions) {
+		return nil
+	}
+	if spec.Parallelism == nil || *spec.Completions != *spec.Parallelism {
+		return field.ErrorList{field.Invalid(p, *spec.Completions, fmt.Sprintf("can only be modified in tandem with %s", path.Child("parallelism")))}
+	}
+	return nil
+}
+
+// validateTemplateUpdate: the template is fixed, but for the scheduling
+// directives of a suspended Job that never started.
+func validateTemplateUpdate(t, old *corev1.PodTemplateSpec, path *field.Path, mutableScheduling bool) field.ErrorList {
+	if mutableScheduling {
+		old = old.DeepCopy()
+		switch {
+		case t.Spec.Affinity == nil && old.Spec.Affinity != nil:
+			// The affinity may go only if it held nothing but node affinity.
+			old.Spec.Affinity.NodeAffinity = nil
+			if *old.Spec.Affinity == (corev1.Affinity{}) {
+				old.Spec.Affinity = nil
+			}
+		case t.Spec.Affinity != nil && old.Spec.Affinity == nil:
+			old.Spec.Affinity = &corev1.Affinity{NodeAffinity: t.Spec.Affinity.NodeAffinity}
+		case t.Spec.Affinity != nil && old.Spec.Affinity != nil:
+			old.Spec.Affinity.NodeAffinity = t.Spec.Affinity.NodeAffinity
+		}
+		old.Spec.NodeSelector = t.Spec.NodeSelector
+		old.Spec.Tolerations = t.Spec.Tolerations
+		old.Annotations = t.Annotations
+		old.Labels = t.Labels
+		old.Spec.SchedulingGates = t.Spec.SchedulingGates
+	}
+	return immutableStruct(t, old, path)
+}
+
+// immutableStruct refuses a change of a struct field, showing the new
+// value as kube shows its internal types.
+func immutableStruct[T any](v, old *T, path *field.Path) field.ErrorList {
+	if v == nil || old == nil || equality.Semantic.DeepEqual(v, old) {
+		return apivalidation.ValidateImmutableField(v, old, path)
+	}
+	return field.ErrorList{field.Invalid(path, podspec.InternalValue(v), apivalidation.FieldImmutableErrorMsg)}
+}
+
+// validateJob checks a Job as kube does but for its metadata, which is
+// the store's: the generated selector and labels, the spec, and that
+// the hostnames of an Indexed Job's pods are DNS labels.
+func validateJob(job *batchv1.Job, opts jobOptions) field.ErrorList {
+	errs := validateGeneratedSelector(job, opts.requirePrefixedLabels)
+	errs = append(errs, validateJobSelectorAndSpec(&job.Spec, field.NewPath("spec"), opts)...)
+	if m, c := job.Spec.CompletionMode, job.Spec.Completions; m != nil && *m == batchv1.IndexedCompletion && c != nil && *c > 0 {
+		hostname := fmt.Sprintf("%s-%d", job.Name, *c-1)
+		if len(validation.IsDNS1123Label(hostname)) > 0 {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), job.Name, fmt.Sprintf("will not able to create pod with invalid DNS label: %s", hostname)))
+		}
+	}
+	return errs
+}
+
+// validateGeneratedSelector: unless the selector is manual, the template
+// carries the labels generated from the Job's name and uid, and the
+// selector selects them.
+func validateGeneratedSelector(job *batchv1.Job, requirePrefixed bool) field.ErrorList {
+	if (job.Spec.ManualSelector != nil && *job.Spec.ManualSelector) || job.Spec.Selector == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if job.UID == "" {
+		errs = append(errs, field.Required(field.NewPath("metadata", "uid"), ""))
+	}
+	labelsPath := field.NewPath("spec", "template", "metadata", "labels")
+	want := [][2]string{{legacyLabelControllerUID, string(job.UID)}, {legacyLabelJobName, job.Name}}
+	if requirePrefixed {
+		want = append(want, [2]string{labelControllerUID, string(job.UID)}, [2]string{labelJobName, job.Name})
+	}
+	expected := labels.Set{}
+	for _, kv := range want {
+		expected[kv[0]] = kv[1]
+		switch v, set := job.Spec.Template.Labels[kv[0]]; {
+		case !set:
+			errs = append(errs, field.Required(labelsPath.Key(kv[0]), fmt.Sprintf("must be '%s'", kv[1])))
+		case v != kv[1]:
+			errs = append(errs, field.Invalid(labelsPath.Key(kv[0]), job.Spec.Template.Labels, fmt.Sprintf("must be '%s'", kv[1])))
+		}
+	}
+	if sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector); err == nil && !sel.Matches(expected) {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "selector"), job.Spec.Selector, "`selector` not auto-generated"))
+	}
+	return errs
+}
+
+// validateJobSelectorAndSpec checks a Job's spec with its selector, which
+// must select the template's labels.
+func validateJobSelectorAndSpec(spec *batchv1.JobSpec, path *field.Path, opts jobOptions) field.ErrorList {
+	errs := validateJobSpec(spec, path, opts.pod)
+	if spec.Selector == nil {
+		errs = append(errs, field.Required(path.Child("selector"), ""))
+	} else {
+		errs = append(errs, metav1validation.ValidateLabelSelector(spec.Selector, metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: opts.pod.AllowInvalidLabelValueInSelector}, path.Child("selector"))...)
+	}
+	if sel, err := metav1.LabelSelectorAsSelector(spec.Selector); err == nil && !sel.Matches(labels.Set(spec.Template.Labels)) {
+		errs = append(errs, field.Invalid(path.Child("template", "metadata", "labels"), spec.Template.Labels, "`selector` does not match template `labels`"))
+	}
 	return errs
 }
 
@@ -182,11 +344,15 @@ func (s jobStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 func validateJobStatus(obj, _ runtime.Object) field.ErrorList {
 	status := &obj.(*batchv1.Job).Status
 	path := field.NewPath("status")
-	errs := nonNegative32(&status.Active, path.Child("active"))
-	errs = append(errs, nonNegative32(&status.Succeeded, path.Child("succeeded"))...)
-	errs = append(errs, nonNegative32(&status.Failed, path.Child("failed"))...)
-	errs = append(errs, nonNegative32(status.Ready, path.Child("ready"))...)
-	errs = append(errs, nonNegative32(status.Terminating, path.Child("terminating"))...)
+	errs := apivalidation.ValidateNonnegativeField(int64(status.Active), path.Child("active"))
+	errs = append(errs, apivalidation.ValidateNonnegativeField(int64(status.Succeeded), path.Child("succeeded"))...)
+	errs = append(errs, apivalidation.ValidateNonnegativeField(int64(status.Failed), path.Child("failed"))...)
+	if status.Ready != nil {
+		errs = append(errs, apivalidation.ValidateNonnegativeField(int64(*status.Ready), path.Child("ready"))...)
+	}
+	if status.Terminating != nil {
+		errs = append(errs, apivalidation.ValidateNonnegativeField(int64(*status.Terminating), path.Child("terminating"))...)
+	}
 	if pods := status.UncountedTerminatedPods; pods != nil {
 		seen := map[types.UID]bool{}
 		for _, list := range []struct {
@@ -207,41 +373,4 @@ func validateJobStatus(obj, _ runtime.Object) field.ErrorList {
 		}
 	}
 	return errs
-}
-
-// validateJobSpec checks a Job's spec; a template inside a CronJob has no
-// selector yet.
-func validateJobSpec(spec *batchv1.JobSpec, path *field.Path, needSelector bool) field.ErrorList {
-	var errs field.ErrorList
-	errs = append(errs, nonNegative32(spec.Parallelism, path.Child("parallelism"))...)
-	errs = append(errs, nonNegative32(spec.Completions, path.Child("completions"))...)
-	errs = append(errs, nonNegative32(spec.BackoffLimit, path.Child("backoffLimit"))...)
-	if d := spec.ActiveDeadlineSeconds; d != nil && *d <= 0 {
-		errs = append(errs, field.Invalid(path.Child("activeDeadlineSeconds"), *d, "must be greater than 0"))
-	}
-	if t := spec.TTLSecondsAfterFinished; t != nil && *t < 0 {
-		errs = append(errs, field.Invalid(path.Child("ttlSecondsAfterFinished"), *t, "must be greater than or equal to 0"))
-	}
-	if m := spec.CompletionMode; m != nil {
-		switch *m {
-		case batchv1.NonIndexedCompletion:
-		case batchv1.IndexedCompletion:
-			if spec.Completions == nil {
-				errs = append(errs, field.Required(path.Child("completions"), `when completion mode is "Indexed"`))
-			}
-		default:
-			errs = append(errs, field.NotSupported(path.Child("completionMode"), *m, []string{string(batchv1.NonIndexedCompletion), string(batchv1.IndexedCompletion)}))
-		}
-	}
-	if needSelector {
-		if spec.Selector == nil {
-			errs = append(errs, field.Required(path.Child("selector"), ""))
-		} else {
-			errs = append(errs, metav1validation.ValidateLabelSelector(spec.Selector, metav1validation.LabelSelectorValidationOptions{}, path.Child("selector"))...)
-			if sel, err := metav1.LabelSelectorAsSelector(spec.Selector); err == nil && !sel.Matches(labels.Set(spec.Template.Labels)) {
-				errs = append(errs, field.Invalid(path.Child("template", "metadata", "labels"), spec.Template.Labels, "`selector` does not match template `labels`"))
-			}
-		}
-	}
-	return append(errs, validatePodTemplate(&spec.Template, path.Child("template"))...)
 }
