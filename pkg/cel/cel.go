@@ -395,3 +395,30 @@ func violation(reason string, path *field.Path, kind interface{}, detail string)
 	}
 	return field.Invalid(path, kind, detail)
 }
+
+// ValidateDefault evaluates the rules of s and of the schemas below it
+// on val, the default of s, as kube does when a definition is written:
+// val is its own old value too, so that transition rules hold, and the
+// rules compile as stored rules. resource types s as a resource root
+// (the schema's root or an embedded resource: apiVersion, kind and
+// metadata are known). The violations are below path, the default's
+// path. budget is what is left of RuntimeCELCostBudget for all the
+// defaults of a definition; what is left after val is returned, below
+// zero once a budget or limit stopped evaluation.
+func ValidateDefault(ctx context.Context, st *schema.Structural, s *schema.Schema, resource bool, path *field.Path, val interface{}, budget int64) (field.ErrorList, int64) {
+	s = st.Resolve(s)
+	if s == nil || val == nil {
+		return nil, budget
+	}
+	root := (&nodeBuilder{st: st, seen: map[nodeKey]*vnode{}}).node(s, resource)
+	c := &runtimeCompiler{st: st, done: map[*vnode]bool{}}
+	if !c.node(root, newDeclType(st, s, resource)) {
+		return nil, budget
+	}
+	e := &evaluation{ctx: ctx, st: st, budget: budget}
+	e.walk(root, path, val, val, false)
+	if e.stopped {
+		return e.errs, -1
+	}
+	return e.errs, e.budget
+}
