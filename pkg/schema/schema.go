@@ -229,6 +229,14 @@ type builder struct {
 	defs Definitions
 }
 
+// ObjectMetaDefinitions returns the definitions of ObjectMeta and of the
+// types it uses, and the name of ObjectMeta's: the metadata of an
+// embedded resource as well as of a resource.
+func ObjectMetaDefinitions() (string, Definitions) {
+	b := &builder{defs: Definitions{}}
+	return b.define(reflect.TypeOf(metav1.ObjectMeta{})), b.defs
+}
+
 // of returns the schema of a field or element of type t: inline for
 // scalars and containers, a reference for structs.
 func (b *builder) of(t reflect.Type) *Schema {
