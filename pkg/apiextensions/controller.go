@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	apiextensionsv1 "github.com/cronplane/cronplane/pkg/apis/apiextensions/v1"
 	apiextensionsregistry "github.com/cronplane/cronplane/pkg/registry/apiextensions"
@@ -121,6 +122,7 @@ func (c *Controller) Sync(ctx context.Context, crd *apiextensionsv1.CustomResour
 			Reason: "NotAccepted", Message: "not all names are accepted"})
 	}
 	setAPIApproval(&status, crd)
+	setNonStructural(&status, crd)
 	if statusEqual(status, crd.Status) {
 		return nil
 	}
@@ -149,6 +151,20 @@ func setAPIApproval(status *apiextensionsv1.CustomResourceDefinitionStatus, crd 
 		cond.Reason = "MissingAnnotation"
 	}
 	status.SetCondition(cond)
+}
+
+// setNonStructural sets kube's NonStructuralSchema condition on a legacy
+// definition with spec.preserveUnknownFields, whose objects keep the
+// fields their schema does not name, and removes it from one that no
+// longer has it.
+func setNonStructural(status *apiextensionsv1.CustomResourceDefinitionStatus, crd *apiextensionsv1.CustomResourceDefinition) {
+	if !crd.Spec.PreserveUnknownFields {
+		status.RemoveCondition(apiextensionsv1.NonStructural)
+		return
+	}
+	violation := field.Invalid(field.NewPath("spec", "preserveUnknownFields"), true, "must be false")
+	status.SetCondition(apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.NonStructural,
+		Status: apiextensionsv1.ConditionTrue, LastTransitionTime: metav1.Now(), Reason: "Violations", Message: violation.Error()})
 }
 
 // statusEqual compares statuses ignoring transition times.

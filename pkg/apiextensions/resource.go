@@ -63,6 +63,8 @@ func resources(crd *apiextensionsv1.CustomResourceDefinition, terminating func()
 			}
 			return nil, fmt.Errorf("schema of %s %s: %w", crd.Name, v.Name, err)
 		}
+		// A legacy definition keeps every field, as kube keeps them.
+		vs.st.KeepUnknownFields = crd.Spec.PreserveUnknownFields
 		schemas[v.Name], structural[v.Name] = vs, vs.st
 	}
 	gk := schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}

@@ -190,7 +190,10 @@ func (c *converter) atom(s *schema.Schema) smd.Atom {
 	for _, n := range names {
 		m.Fields = append(m.Fields, fields[n])
 	}
-	if s.PreserveUnknownFields {
+	if s.PreserveUnknownFields || c.st.KeepUnknownFields && s.AdditionalProperties == nil {
+		// kube's conversion with preserveUnknownFields gives every
+		// object without additionalProperties, ObjectMeta included,
+		// fields of any name.
 		m.ElementType = smd.TypeRef{NamedType: ptr(untypedDeduced)}
 	}
 	if s.MapType == "atomic" {

@@ -112,6 +112,11 @@ type Definitions map[string]*Schema
 type Structural struct {
 	Root        *Schema
 	Definitions Definitions
+	// KeepUnknownFields is a legacy definition's spec.preserveUnknownFields:
+	// no field is pruned anywhere (the metadata of the root and of
+	// embedded resources is still fitted to ObjectMeta), and the merge
+	// type of every object keeps the fields it does not name.
+	KeepUnknownFields bool
 
 	// passes says, once computed, which schemas have embedded resources
 	// or set and map lists below them, for Validate to walk only those.
@@ -390,7 +395,7 @@ func (st *Structural) AsResource(name string) *Structural {
 	root.Properties["kind"] = &Schema{Type: "string", Description: "The REST resource this object represents."}
 	root.Properties["metadata"] = &Schema{Ref: b.define(reflect.TypeOf(metav1.ObjectMeta{})), Description: "Standard object's metadata."}
 	b.defs[name] = &root
-	return &Structural{Root: &Schema{Ref: name}, Definitions: b.defs}
+	return &Structural{Root: &Schema{Ref: name}, Definitions: b.defs, KeepUnknownFields: st.KeepUnknownFields}
 }
 
 // ListOf returns the schema of a list of objects of the named item schema,
