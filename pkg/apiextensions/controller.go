@@ -16,6 +16,7 @@ import (
 	apiextensionsv1 "github.com/cronplane/cronplane/pkg/apis/apiextensions/v1"
 	apiextensionsregistry "github.com/cronplane/cronplane/pkg/registry/apiextensions"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
+	cronschema "github.com/cronplane/cronplane/pkg/schema"
 )
 
 // Client is how the controller acts, as the server itself.
@@ -154,17 +155,36 @@ func setAPIApproval(status *apiextensionsv1.CustomResourceDefinitionStatus, crd 
 }
 
 // setNonStructural sets kube's NonStructuralSchema condition on a legacy
-// definition with spec.preserveUnknownFields, whose objects keep the
-// fields their schema does not name, and removes it from one that no
-// longer has it.
+// definition, stored with spec.preserveUnknownFields (its objects keep
+// the fields their schema does not name) or with a schema that is not
+// structural, which kube's older releases accepted; it removes the
+// condition from a definition without either.
 func setNonStructural(status *apiextensionsv1.CustomResourceDefinitionStatus, crd *apiextensionsv1.CustomResourceDefinition) {
-	if !crd.Spec.PreserveUnknownFields {
+	cond := apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.NonStructural,
+		Status: apiextensionsv1.ConditionTrue, LastTransitionTime: metav1.Now()}
+	var violations field.ErrorList
+	if crd.Spec.PreserveUnknownFields {
+		violations = append(violations, field.Invalid(field.NewPath("spec", "preserveUnknownFields"), true, "must be false"))
+	}
+	for i, v := range crd.Spec.Versions {
+		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			continue
+		}
+		unreadable, errs := cronschema.StructuralViolations(v.Schema.OpenAPIV3Schema, field.NewPath("spec", "versions").Index(i).Child("schema", "openAPIV3Schema"))
+		if unreadable != "" {
+			cond.Status = apiextensionsv1.ConditionUnknown
+			cond.Reason, cond.Message = "StructuralError", fmt.Sprintf("failed to check validation schema for version %s: %s", v.Name, unreadable)
+			status.SetCondition(cond)
+			return
+		}
+		violations = append(violations, errs...)
+	}
+	if len(violations) == 0 {
 		status.RemoveCondition(apiextensionsv1.NonStructural)
 		return
 	}
-	violation := field.Invalid(field.NewPath("spec", "preserveUnknownFields"), true, "must be false")
-	status.SetCondition(apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.NonStructural,
-		Status: apiextensionsv1.ConditionTrue, LastTransitionTime: metav1.Now(), Reason: "Violations", Message: violation.Error()})
+	cond.Reason, cond.Message = "Violations", violations.ToAggregate().Error()
+	status.SetCondition(cond)
 }
 
 // statusEqual compares statuses ignoring transition times.

@@ -27,6 +27,22 @@ func FromOpenAPIV3(v map[string]interface{}, fldPath *field.Path) (*Schema, fiel
 	return c.root.s, c.finish(errs)
 }
 
+// StructuralViolations reports what keeps v, a stored definition's
+// openAPIV3Schema, from being structural, as kube's NonStructuralSchema
+// condition reports it: the violations of the structural rules, sorted,
+// at paths below fldPath; or, when v cannot be read as a structural
+// schema at all, why (unreadable), and no violations.
+func StructuralViolations(v map[string]interface{}, fldPath *field.Path) (unreadable string, errs field.ErrorList) {
+	c := checkSchema(v, fldPath)
+	if len(c.decodeErrs) > 0 {
+		return c.decodeErrs.ToAggregate().Error(), nil
+	}
+	if c.initErr != "" {
+		return c.initErr, nil
+	}
+	return "", c.structuralErrs
+}
+
 // ParseOpenAPIV3 parses v, a stored definition's openAPIV3Schema, for
 // serving it, with no checks but of the JSON types: kube serves the
 // definitions it stored under rules older releases had (a set of
