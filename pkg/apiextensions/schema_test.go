@@ -111,6 +111,8 @@ func TestCheckSchema_DefaultsMustSatisfyRules(t *testing.T) {
 			base + `.properties[s].default: Invalid value: "string": short: ab`},
 		{"EachItem", `{"l":{"type":"array","items":{"type":"integer","x-kubernetes-validations":[{"rule":"self > 0"}]},"default":[1,0,-1]}}`,
 			`[` + base + `.properties[l].default[1]: Invalid value: "integer": failed rule: self > 0, ` + base + `.properties[l].default[2]: Invalid value: "integer": failed rule: self > 0]`},
+		{"RuleThatDoesNotCompile", `{"n":{"type":"integer","default":3,"x-kubernetes-validations":[{"rule":"self.foo > 1"}]}}`,
+			base + ".properties[n].default: Invalid value: \"integer\": rule compile error: compilation failed: ERROR: <input>:1:5: type 'int' does not support field selection\n | self.foo > 1\n | ....^"},
 		{"InvalidValueFirst", `{"n":{"type":"integer","default":3,"maximum":2,"x-kubernetes-validations":[{"rule":"self > 5"}]}}`,
 			base + `.properties[n].default: Invalid value: 3:  in body should be less than or equal to 2`},
 	}
