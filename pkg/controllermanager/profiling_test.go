@@ -60,7 +60,7 @@ func TestProfiling_ServedToThoseTheApiserverAllows(t *testing.T) {
 		{"bob", "/debug/pprof/heap", http.StatusForbidden, `forbidden: User \"bob\" cannot get path \"/debug/pprof/heap\"`},
 		{"admin", "/debug/pprof/", http.StatusOK, "goroutine"},
 		{"admin", "/debug/pprof/heap?debug=1", http.StatusOK, "heap profile"},
-		{"admin", "/debug/pprof/cmdline", http.StatusOK, ""},
+		{"admin", "/debug/pprof/cmdline", http.StatusNotFound, "Unknown profile\n"},
 	} {
 		r := httptest.NewRequest("GET", tc.path, nil)
 		if tc.token != "" {
