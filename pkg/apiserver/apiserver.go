@@ -547,7 +547,7 @@ func resourcesFirst(resources, router http.Handler) http.Handler {
 func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Authorizer) http.Handler {
 	var requestMetrics *instrumentation.Metrics
 	if s.opts.RequestMetrics {
-		requestMetrics = instrumentation.New(s.Metrics)
+		requestMetrics = instrumentation.New(s.Metrics, s.Registry.Serves)
 	}
 	resources := &handlers.Handler{Registry: s.Registry, Admission: s.admissionChain(), MinRequestTimeout: s.opts.MinRequestTimeout, FeatureGates: s.opts.FeatureGates, Authorizer: authz, Metrics: requestMetrics}
 	disc := &discovery.Handler{Registry: s.Registry}
