@@ -536,7 +536,9 @@ func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 // the rest.
 func resourcesFirst(resources, router http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if info, ok := request.RequestInfoFrom(r.Context()); ok && info.IsResourceRequest {
+		// A path that does not start /api/ or /apis/ (//api/v1/...) names
+		// a resource to RequestInfo, but kube's router has no route for it.
+		if info, ok := request.RequestInfoFrom(r.Context()); ok && info.IsResourceRequest && strings.HasPrefix(r.URL.Path, "/"+info.APIPrefix+"/") {
 			resources.ServeHTTP(w, r)
 			return
 		}
@@ -562,16 +564,22 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	if s.opts.Profiling {
 		installProfiling(r)
 	}
-	r.HandleFunc("/version", getOnly(disc.ServeVersion))
-	r.HandleFunc("/api", getOnly(disc.ServeLegacy))
-	r.HandleFunc("/api/v1", getOnly(func(w http.ResponseWriter, r *http.Request) {
+	// As kube's, /version and the discovery documents answer with a
+	// trailing slash too (the e2e Discovery spec reads /apis/).
+	withSlash := func(path string, h http.HandlerFunc) {
+		r.HandleFunc(path, h)
+		r.HandleFunc(path+"/", h)
+	}
+	withSlash("/version", getOnly(disc.ServeVersion))
+	withSlash("/api", getOnly(disc.ServeLegacy))
+	withSlash("/api/v1", getOnly(func(w http.ResponseWriter, r *http.Request) {
 		disc.ServeResources(w, r, schema.GroupVersion{Version: "v1"})
 	}))
-	r.HandleFunc("/apis", disc.ServeGroups)
-	r.HandleFunc("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
+	withSlash("/apis", disc.ServeGroups)
+	withSlash("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
 		disc.ServeGroup(w, r, mux.Vars(r)["group"])
 	})
-	r.HandleFunc("/apis/{group}/{version}", getOnly(func(w http.ResponseWriter, r *http.Request) {
+	withSlash("/apis/{group}/{version}", getOnly(func(w http.ResponseWriter, r *http.Request) {
 		v := mux.Vars(r)
 		disc.ServeResources(w, r, schema.GroupVersion{Group: v["group"], Version: v["version"]})
 	}))

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+
+	"github.com/cronplane/cronplane/pkg/auth/authenticator"
 )
 
 // delegatedAuth lets through to next the requests the apiserver allows,
@@ -28,9 +30,9 @@ func delegatedAuth(reviews kubernetes.Interface, next http.Handler) http.Handler
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
 		u := authenticationv1.UserInfo{Username: "system:anonymous", Groups: []string{"system:unauthenticated"}}
-		if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && strings.TrimSpace(token) != "" {
+		if token, ok := authenticator.BearerTokenOf(r.Header.Get("Authorization")); ok {
 			tr, err := reviews.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
-				Spec: authenticationv1.TokenReviewSpec{Token: strings.TrimSpace(token)},
+				Spec: authenticationv1.TokenReviewSpec{Token: token},
 			}, metav1.CreateOptions{})
 			if err != nil {
 				klog.ErrorS(err, "Reviewing the token of a request", "path", r.URL.Path)
