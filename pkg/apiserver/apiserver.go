@@ -293,7 +293,10 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 		return nil, err
 	}
 	// After the RBAC hook (if any), in kube's order.
-	if err := s.AddPostStartHook("start-system-namespaces-controller", s.bootstrapNamespaces); err != nil {
+	if err := s.AddPostStartHook("start-system-namespaces-controller", s.bootstrapNamespaces(metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease)); err != nil {
+		return nil, err
+	}
+	if err := s.AddPostStartHook("bootstrap-controller", s.bootstrapNamespaces(metav1.NamespaceDefault)); err != nil {
 		return nil, err
 	}
 	if index == nil {
@@ -513,11 +516,19 @@ func (g namespaceGetter) GetNamespace(ctx context.Context, name string, live boo
 	return storage.Unwrap(obj).(*corev1.Namespace), nil
 }
 
-// bootstrapNamespaces creates the namespaces every cluster has, as
-// kube-apiserver writes them.
-func (s *Server) bootstrapNamespaces(ctx context.Context) error {
+// bootstrapNamespaces creates namespaces every cluster has, as
+// kube-apiserver writes them: the system ones (its post-start hook
+// start-system-namespaces-controller) and default (its
+// bootstrap-controller).
+func (s *Server) bootstrapNamespaces(names ...string) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		return s.createNamespaces(ctx, names)
+	}
+}
+
+func (s *Server) createNamespaces(ctx context.Context, names []string) error {
 	e, _ := s.Registry.Lookup(namespacesGVR)
-	for _, name := range append(append([]string(nil), namespacelifecycle.ImmortalNamespaces...), corev1.NamespaceNodeLease) {
+	for _, name := range names {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		e.Defaults(ns)
 		if err := e.Fields.Update(nil, ns, "kube-apiserver", "", time.Now()); err != nil {
