@@ -14,8 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
-
-	"github.com/cronplane/cronplane/pkg/auth/authenticator"
 )
 
 // delegatedAuth lets through to next the requests the apiserver allows,
@@ -30,7 +28,7 @@ func delegatedAuth(reviews kubernetes.Interface, next http.Handler) http.Handler
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
 		u := authenticationv1.UserInfo{Username: "system:anonymous", Groups: []string{"system:unauthenticated"}}
-		if token, ok := authenticator.BearerTokenOf(r.Header.Get("Authorization")); ok {
+		if token, ok := bearerToken(r.Header.Get("Authorization")); ok {
 			tr, err := reviews.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
 				Spec: authenticationv1.TokenReviewSpec{Token: token},
 			}, metav1.CreateOptions{})
@@ -73,6 +71,18 @@ func delegatedAuth(reviews kubernetes.Interface, next http.Handler) http.Handler
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bearerToken reads the token of an Authorization header as kube does
+// (and the apiserver's authenticator): the header trimmed, the scheme
+// "Bearer" in any case, one space, the token up to the next space; with
+// two spaces there is no token and the caller is anonymous.
+func bearerToken(header string) (string, bool) {
+	parts := strings.SplitN(strings.TrimSpace(header), " ", 3)
+	if len(parts) < 2 || !strings.EqualFold(parts[0], "bearer") || parts[1] == "" {
+		return "", false
+	}
+	return parts[1], true
 }
 
 // writeStatus answers s as kube's JSON Status.

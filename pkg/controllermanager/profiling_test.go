@@ -179,6 +179,8 @@ func TestEndpoints_OnlyHealthIsServedToAnyone(t *testing.T) {
 		{"admin", "/healthz/nope", http.StatusNotFound, "404 page not found\n"},
 		{"admin", "/nope", http.StatusNotFound, "404 page not found\n"},
 		{"admin", "/metrics", http.StatusOK, "metrics"},
+		// "Bearer  admin" (two spaces) carries no token, as kube reads it.
+		{" admin", "/metrics", http.StatusForbidden, forbidden("system:anonymous", "/metrics")},
 	} {
 		r := httptest.NewRequest("GET", tc.path, nil)
 		if tc.token != "" {

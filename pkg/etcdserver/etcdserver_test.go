@@ -77,7 +77,7 @@ func TestStart_OnlyHoldersOfTheClientCertificateConnect(t *testing.T) {
 				}
 				return
 			}
-			defer c.Close()
+			defer func() { _ = c.Close() }()
 			getCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
 			defer cancel()
 			_, err = c.Get(getCtx, "/registry/secrets", clientv3.WithPrefix())

@@ -48,7 +48,7 @@ var ErrInvalidBearerToken = errors.New("invalid bearer token")
 type BearerToken struct{ Token Token }
 
 func (b BearerToken) AuthenticateRequest(r *http.Request) (*user.Info, bool, error) {
-	token, ok := BearerTokenOf(r.Header.Get("Authorization"))
+	token, ok := bearerTokenOf(r.Header.Get("Authorization"))
 	if !ok {
 		return nil, false, nil
 	}
@@ -63,12 +63,12 @@ func (b BearerToken) AuthenticateRequest(r *http.Request) (*user.Info, bool, err
 	return nil, false, err
 }
 
-// BearerTokenOf reads the token of an Authorization header as kube does:
+// bearerTokenOf reads the token of an Authorization header as kube does:
 // the header trimmed, the scheme "Bearer" in any case, then exactly one
 // space and the token up to the next space. "Bearer  <token>" (two
 // spaces) therefore carries no token, and a request with it is
 // anonymous, as in kube.
-func BearerTokenOf(header string) (string, bool) {
+func bearerTokenOf(header string) (string, bool) {
 	parts := strings.SplitN(strings.TrimSpace(header), " ", 3)
 	if len(parts) < 2 || !strings.EqualFold(parts[0], "bearer") || parts[1] == "" {
 		return "", false
