@@ -357,6 +357,7 @@ func TestMetrics_MadeUpRequestsAddNoSeries(t *testing.T) {
 	send("HEAD", "/livez")
 	send("GET", "/version")
 	send("GET", "/api/v1/namespaces/default/configmaps/missing")
+	send("POST", "/api/v1/namespaces/default/configmaps?dryRun=All&dryRun=All")
 	families, _ := scrapeOn()
 	for _, tc := range []struct {
 		labels map[string]string
@@ -366,6 +367,7 @@ func TestMetrics_MadeUpRequestsAddNoSeries(t *testing.T) {
 		{map[string]string{"verb": "other", "subresource": "/healthz", "code": "200"}, true},
 		{map[string]string{"verb": "GET", "resource": "configmaps", "scope": "resource", "component": "apiserver", "code": "404"}, true},
 		{map[string]string{"verb": "POST", "resource": "configmaps", "dry_run": "invalid"}, true},
+		{map[string]string{"verb": "POST", "resource": "configmaps", "dry_run": "All"}, true},
 		{map[string]string{"subresource": "/version"}, false},
 		{map[string]string{"subresource": "/metrics"}, false},
 	} {

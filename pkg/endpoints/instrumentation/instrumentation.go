@@ -13,7 +13,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -199,8 +198,9 @@ func apiVerb(r *http.Request, info *request.RequestInfo) string {
 	return strings.ToUpper(info.Verb)
 }
 
-// dryRun is the request's dryRun values, sorted and without repeats, or
-// "invalid" (as kube) when one is not a value the API takes (All).
+// dryRun is the request's dryRun value as kube records it: All (however
+// often it is repeated), or "invalid" when a value is not one the API
+// takes.
 func dryRun(u *url.URL) string {
 	if !strings.Contains(u.RawQuery, "dryRun") {
 		return ""
@@ -211,14 +211,10 @@ func dryRun(u *url.URL) string {
 			return "invalid"
 		}
 	}
-	sort.Strings(values)
-	out := values[:0]
-	for i, v := range values {
-		if i == 0 || v != values[i-1] {
-			out = append(out, v)
-		}
+	if len(values) == 0 {
+		return ""
 	}
-	return strings.Join(out, ",")
+	return metav1.DryRunAll
 }
 
 // recorder captures a response's code and size.
