@@ -293,7 +293,10 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 		return nil, err
 	}
 	// After the RBAC hook (if any), in kube's order.
-	if err := s.AddPostStartHook("start-system-namespaces-controller", s.bootstrapNamespaces); err != nil {
+	if err := s.AddPostStartHook("start-system-namespaces-controller", s.bootstrapNamespaces(metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease)); err != nil {
+		return nil, err
+	}
+	if err := s.AddPostStartHook("bootstrap-controller", s.bootstrapNamespaces(metav1.NamespaceDefault)); err != nil {
 		return nil, err
 	}
 	if index == nil {
@@ -513,11 +516,19 @@ func (g namespaceGetter) GetNamespace(ctx context.Context, name string, live boo
 	return storage.Unwrap(obj).(*corev1.Namespace), nil
 }
 
-// bootstrapNamespaces creates the namespaces every cluster has, as
-// kube-apiserver writes them.
-func (s *Server) bootstrapNamespaces(ctx context.Context) error {
+// bootstrapNamespaces creates namespaces every cluster has, as
+// kube-apiserver writes them: the system ones (its post-start hook
+// start-system-namespaces-controller) and default (its
+// bootstrap-controller).
+func (s *Server) bootstrapNamespaces(names ...string) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		return s.createNamespaces(ctx, names)
+	}
+}
+
+func (s *Server) createNamespaces(ctx context.Context, names []string) error {
 	e, _ := s.Registry.Lookup(namespacesGVR)
-	for _, name := range append(append([]string(nil), namespacelifecycle.ImmortalNamespaces...), corev1.NamespaceNodeLease) {
+	for _, name := range names {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		e.Defaults(ns)
 		if err := e.Fields.Update(nil, ns, "kube-apiserver", "", time.Now()); err != nil {
@@ -536,7 +547,9 @@ func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 // the rest.
 func resourcesFirst(resources, router http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if info, ok := request.RequestInfoFrom(r.Context()); ok && info.IsResourceRequest {
+		// A path that does not start /api/ or /apis/ (//api/v1/...) names
+		// a resource to RequestInfo, but kube's router has no route for it.
+		if info, ok := request.RequestInfoFrom(r.Context()); ok && info.IsResourceRequest && strings.HasPrefix(r.URL.Path, "/"+info.APIPrefix+"/") {
 			resources.ServeHTTP(w, r)
 			return
 		}
@@ -547,7 +560,7 @@ func resourcesFirst(resources, router http.Handler) http.Handler {
 func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Authorizer) http.Handler {
 	var requestMetrics *instrumentation.Metrics
 	if s.opts.RequestMetrics {
-		requestMetrics = instrumentation.New(s.Metrics)
+		requestMetrics = instrumentation.New(s.Metrics, s.Registry.Serves)
 	}
 	resources := &handlers.Handler{Registry: s.Registry, Admission: s.admissionChain(), MinRequestTimeout: s.opts.MinRequestTimeout, FeatureGates: s.opts.FeatureGates, Authorizer: authz, Metrics: requestMetrics}
 	disc := &discovery.Handler{Registry: s.Registry}
@@ -562,16 +575,22 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	if s.opts.Profiling {
 		installProfiling(r)
 	}
-	r.HandleFunc("/version", getOnly(disc.ServeVersion))
-	r.HandleFunc("/api", getOnly(disc.ServeLegacy))
-	r.HandleFunc("/api/v1", getOnly(func(w http.ResponseWriter, r *http.Request) {
+	// As kube's, /version and the discovery documents answer with a
+	// trailing slash too (the e2e Discovery spec reads /apis/).
+	withSlash := func(path string, h http.HandlerFunc) {
+		r.HandleFunc(path, h)
+		r.HandleFunc(path+"/", h)
+	}
+	withSlash("/version", getOnly(disc.ServeVersion))
+	withSlash("/api", getOnly(disc.ServeLegacy))
+	withSlash("/api/v1", getOnly(func(w http.ResponseWriter, r *http.Request) {
 		disc.ServeResources(w, r, schema.GroupVersion{Version: "v1"})
 	}))
-	r.HandleFunc("/apis", disc.ServeGroups)
-	r.HandleFunc("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
+	withSlash("/apis", disc.ServeGroups)
+	withSlash("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
 		disc.ServeGroup(w, r, mux.Vars(r)["group"])
 	})
-	r.HandleFunc("/apis/{group}/{version}", getOnly(func(w http.ResponseWriter, r *http.Request) {
+	withSlash("/apis/{group}/{version}", getOnly(func(w http.ResponseWriter, r *http.Request) {
 		v := mux.Vars(r)
 		disc.ServeResources(w, r, schema.GroupVersion{Group: v["group"], Version: v["version"]})
 	}))

@@ -1,8 +1,8 @@
 // Package bootstrap owns the default RBAC policy the apiserver keeps in
 // place: kube's bootstrap ClusterRoles and ClusterRoleBindings (cluster-
 // admin, admin, edit, view, the system: roles for discovery, basic users,
-// public information, the controller-manager and each of its
-// controllers), written for the resources cronplane serves, and their
+// public information, auth delegation, service-account issuer discovery,
+// the controller-manager and each of its controllers), written for the resources cronplane serves, and their
 // reconciliation at every start: missing objects are created, and
 // existing ones gain what they lack unless annotated
 // rbac.authorization.kubernetes.io/autoupdate=false.
@@ -12,6 +12,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cronplane/cronplane/pkg/auth/serviceaccount"
 	"github.com/cronplane/cronplane/pkg/auth/user"
 )
 
@@ -108,6 +109,15 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			rbacv1.PolicyRule{NonResourceURLs: []string{"/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis", "/readyz", "/readyz/*"}, Verbs: []string{"get"}}),
 		clusterRole("system:public-info-viewer", nil,
 			rbacv1.PolicyRule{NonResourceURLs: []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}, Verbs: []string{"get"}}),
+		// What a server that delegates its authentication and
+		// authorization to the apiserver needs (bound by its operator).
+		clusterRole("system:auth-delegator", nil,
+			rule("authentication.k8s.io").resources("tokenreviews").verbs("create"),
+			rule("authorization.k8s.io").resources("subjectaccessreviews").verbs("create")),
+		// The service-account issuer's discovery documents, bound to
+		// every service account.
+		clusterRole("system:service-account-issuer-discovery", nil,
+			rbacv1.PolicyRule{NonResourceURLs: []string{"/.well-known/openid-configuration", "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/"}, Verbs: []string{"get"}}),
 		clusterRole(ControllerManagerUser, nil,
 			eventsRule,
 			rule("coordination.k8s.io").resources("leases").verbs("create"),
@@ -138,6 +148,7 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		binding("system:discovery", group(user.AllAuthenticated)),
 		binding("system:monitoring", group("system:monitoring")),
 		binding("system:public-info-viewer", group(user.AllAuthenticated), group(user.AllUnauthenticated)),
+		binding("system:service-account-issuer-discovery", group(serviceaccount.AllServiceAccountsGroup)),
 		binding(ControllerManagerUser, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: ControllerManagerUser}),
 	}
 	for _, name := range controllerNames() {
