@@ -1,0 +1,394 @@
+package cel
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"sync"
+	"unsafe"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common"
+	"github.com/google/cel-go/common/overloads"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+	"github.com/google/cel-go/interpreter"
+)
+
+// program is a compiled expression that runs with its cost counted as
+// kube-apiserver v1.29 counts it: cel-go v0.17.7's runtime cost
+// tracking (interpreter.CostObserver, kube's PerCallLimit, has() free),
+// to the unit.
+//
+// cel-go's own tracking is slow in two ways this avoids. It plans the
+// expression again for every evaluation, to bind a new tracker to it;
+// here planned instances are pooled, each with its tracker. And its
+// tracker keeps the values it observed on a stack that it searches
+// from the top for an expression ID, a search that usually fails
+// (the stack grows by a few entries per comprehension step and an ID
+// is looked for again after a call consumed it), so that a rule over
+// n values costs time in n times the stack's depth; here each ID's
+// topmost entry is indexed. The stack and what is charged are the
+// same: the observer below is cel-go's, step for step.
+type program struct {
+	env       *cel.Env
+	ast       *cel.Ast
+	estimator interpreter.ActualCostEstimator
+	pool      sync.Pool // of *instance
+}
+
+// instance is a program planned for one tracker; one evaluation at a
+// time uses it.
+type instance struct {
+	prg cel.Program
+	tr  *costTracker
+}
+
+func newProgram(env *cel.Env, ast *cel.Ast, estimator interpreter.ActualCostEstimator) (*program, error) {
+	p := &program{env: env, ast: ast, estimator: estimator}
+	in, err := p.instance()
+	if err != nil {
+		return nil, err
+	}
+	p.pool.Put(in)
+	return p, nil
+}
+
+// regexOptimizations compile the constant patterns of regex functions
+// when a program is planned: cel-go's matches and kube's find and
+// findAll.
+var regexOptimizations = []*interpreter.RegexOptimization{findRegexOptimization, findAllRegexOptimization, interpreter.MatchesRegexOptimization}
+
+func (p *program) instance() (*instance, error) {
+	tr := &costTracker{estimator: p.estimator, limit: PerCallLimit, special: map[interface{}][]idSource{}}
+	// The decorators cel-go applies when it tracks costs, in its order
+	// (after those of the environment's libraries): interruptible
+	// comprehensions, constant folding, regex compilation, then the
+	// observer, which must see the optimized plan.
+	prg, err := p.env.Program(p.ast,
+		cel.CustomDecorator(interpreter.InterruptableEval()),
+		cel.CustomDecorator(interpreter.Optimize()),
+		cel.CustomDecorator(interpreter.CompileRegexConstants(regexOptimizations...)),
+		cel.CustomDecorator(tr.classify),
+		cel.CustomDecorator(interpreter.Observe(tr.observe)),
+		cel.InterruptCheckFrequency(checkFrequency))
+	if err != nil {
+		return nil, err
+	}
+	return &instance{prg: prg, tr: tr}, nil
+}
+
+// eval runs the program on act; cost is what the run cost, up to where
+// it stopped (the per-call limit exceeded is an error).
+func (p *program) eval(ctx context.Context, act interpreter.Activation) (out ref.Val, cost uint64, err error) {
+	in, _ := p.pool.Get().(*instance)
+	if in == nil {
+		if in, err = p.instance(); err != nil {
+			return nil, 0, err
+		}
+	}
+	in.tr.reset()
+	out, _, err = in.prg.ContextEval(ctx, act)
+	cost = in.tr.cost
+	// drop the values observed, which may be large, before pooling
+	in.tr.reset()
+	p.pool.Put(in)
+	return out, cost, err
+}
+
+// idSource is a part of a program step whose ID the observer looks for
+// on the stack when the step is done; IDs are read when the step runs,
+// as cel-go reads them (an attribute's ID changes as the planner
+// qualifies it).
+type idSource interface{ ID() int64 }
+
+// costTracker is cel-go's interpreter.CostTracker for one instance: the
+// cost so far and the stack of observed values.
+type costTracker struct {
+	estimator interpreter.ActualCostEstimator
+	limit     uint64
+	cost      uint64
+
+	stack []stackEntry
+	// top is, for each ID below len(top), the index of its topmost entry
+	// on the stack, -1 if none; entries of other IDs are searched for.
+	top []int32
+	// args is reused for the arguments of a call being charged.
+	args []ref.Val
+
+	// special holds, for the planned steps whose type cel-go's observer
+	// handles by its private fields (logical operators, comprehensions,
+	// conditional attributes), the parts it drops from the stack.
+	special map[interface{}][]idSource
+}
+
+type stackEntry struct {
+	val ref.Val
+	id  int64
+	// below is the index of the next entry of the same ID down the
+	// stack, -1 if none.
+	below int32
+}
+
+// maxIndexedID bounds the IDs indexed in top: an expression's IDs are
+// small and dense; larger ones are searched for, as cel-go does.
+const maxIndexedID = 1 << 16
+
+func (t *costTracker) reset() {
+	t.truncate(0)
+	t.cost = 0
+}
+
+func (t *costTracker) push(val ref.Val, id int64) {
+	below := int32(-1)
+	if id >= 0 && id < maxIndexedID {
+		for int64(len(t.top)) <= id {
+			t.top = append(t.top, -1)
+		}
+		below = t.top[id]
+		t.top[id] = int32(len(t.stack))
+	}
+	t.stack = append(t.stack, stackEntry{val: val, id: id, below: below})
+}
+
+// find is the index of the topmost entry of id, -1 if none.
+func (t *costTracker) find(id int64) int {
+	if id >= 0 && id < maxIndexedID {
+		if id < int64(len(t.top)) {
+			return int(t.top[id])
+		}
+		return -1
+	}
+	for i := len(t.stack) - 1; i >= 0; i-- {
+		if t.stack[i].id == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// truncate removes the entries from index n up.
+func (t *costTracker) truncate(n int) {
+	for i := len(t.stack) - 1; i >= n; i-- {
+		e := &t.stack[i]
+		if e.id >= 0 && e.id < maxIndexedID {
+			t.top[e.id] = e.below
+		}
+		*e = stackEntry{}
+	}
+	t.stack = t.stack[:n]
+}
+
+// drop removes, for each ID, its topmost entry and all above it.
+func (t *costTracker) drop(ids ...int64) {
+	for _, id := range ids {
+		if i := t.find(id); i >= 0 {
+			t.truncate(i)
+		}
+	}
+}
+
+// dropArgs takes the values of a call's arguments off the stack, the
+// last argument first, with everything above each; false if one is
+// missing (what was taken before stays taken).
+func (t *costTracker) dropArgs(args []interpreter.Interpretable) ([]ref.Val, bool) {
+	if cap(t.args) < len(args) {
+		t.args = make([]ref.Val, len(args))
+	}
+	vals := t.args[:len(args)]
+	for n := len(args) - 1; n >= 0; n-- {
+		i := t.find(args[n].ID())
+		if i < 0 {
+			clear(vals)
+			return nil, false
+		}
+		vals[n] = t.stack[i].val
+		t.truncate(i)
+	}
+	return vals, true
+}
+
+// Types of cel-go's planned steps that its cost observer recognizes by
+// type; found once by planning an expression that has each.
+var (
+	stepTypesOnce sync.Once
+	stepTypes     struct {
+		and, or, fold, testOnly, conditional reflect.Type
+		err                                  error
+	}
+)
+
+func loadStepTypes() error {
+	stepTypesOnce.Do(func() {
+		env, err := cel.NewEnv(cel.Variable("m", cel.MapType(cel.StringType, cel.IntType)), cel.Variable("b", cel.BoolType))
+		if err != nil {
+			stepTypes.err = err
+			return
+		}
+		ast, iss := env.Compile("(b && has(m.a) || [1].all(x, x > 0)) ? m : (b ? m : m)")
+		if iss.Err() != nil {
+			stepTypes.err = iss.Err()
+			return
+		}
+		record := func(i interpreter.Interpretable) (interpreter.Interpretable, error) {
+			switch reflect.TypeOf(i).String() {
+			case "*interpreter.evalAnd":
+				stepTypes.and = reflect.TypeOf(i)
+			case "*interpreter.evalOr":
+				stepTypes.or = reflect.TypeOf(i)
+			case "*interpreter.evalFold":
+				stepTypes.fold = reflect.TypeOf(i)
+			case "*interpreter.evalTestOnly":
+				stepTypes.testOnly = reflect.TypeOf(i)
+			}
+			if a, ok := i.(interpreter.InterpretableAttribute); ok && reflect.TypeOf(a.Attr()).String() == "*interpreter.conditionalAttribute" {
+				stepTypes.conditional = reflect.TypeOf(a.Attr())
+			}
+			return i, nil
+		}
+		if _, err := env.Program(ast, cel.CustomDecorator(record)); err != nil {
+			stepTypes.err = err
+			return
+		}
+		if stepTypes.and == nil || stepTypes.or == nil || stepTypes.fold == nil || stepTypes.testOnly == nil || stepTypes.conditional == nil {
+			stepTypes.err = fmt.Errorf("cel-go's program steps are not those of v0.17.7")
+		}
+	})
+	return stepTypes.err
+}
+
+// privateField is the value of s's private field name (s a pointer to a
+// struct), read as cel-go's observer reads it.
+func privateField(s interface{}, name string) interface{} {
+	f := reflect.ValueOf(s).Elem().FieldByName(name)
+	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Interface()
+}
+
+// classify notes, as a program is planned, the parts of the steps
+// cel-go's observer reads private fields of.
+func (t *costTracker) classify(i interpreter.Interpretable) (interpreter.Interpretable, error) {
+	if err := loadStepTypes(); err != nil {
+		return nil, err
+	}
+	switch reflect.TypeOf(i) {
+	case stepTypes.and, stepTypes.or:
+		var parts []idSource
+		for _, term := range privateField(i, "terms").([]interpreter.Interpretable) {
+			parts = append(parts, term)
+		}
+		t.special[i] = parts
+	case stepTypes.fold:
+		t.special[i] = []idSource{privateField(i, "iterRange").(interpreter.Interpretable)}
+	}
+	if a, ok := i.(interpreter.InterpretableAttribute); ok && reflect.TypeOf(a.Attr()) == stepTypes.conditional {
+		c := a.Attr()
+		t.special[c] = []idSource{privateField(c, "falsy").(interpreter.Attribute), privateField(c, "truthy").(interpreter.Attribute), privateField(c, "expr").(interpreter.Interpretable)}
+	}
+	return i, nil
+}
+
+func (t *costTracker) dropParts(parts []idSource) {
+	for _, p := range parts {
+		t.drop(p.ID())
+	}
+}
+
+// observe is cel-go v0.17.7's cost observer (interpreter.CostObserver
+// with has() free): what each step costs and does to the stack.
+func (t *costTracker) observe(id int64, step interface{}, val ref.Val) {
+	switch s := step.(type) {
+	case interpreter.ConstantQualifier:
+		t.cost++
+	case interpreter.InterpretableConst:
+	case interpreter.InterpretableAttribute:
+		if a := s.Attr(); reflect.TypeOf(a) == stepTypes.conditional {
+			// a conditional costs what its parts cost
+			t.dropParts(t.special[a])
+		} else {
+			t.drop(a.ID())
+			t.cost += common.SelectAndIdentCost
+		}
+		if reflect.TypeOf(step) == stepTypes.testOnly {
+			// has() is free
+			t.cost -= common.SelectAndIdentCost
+		}
+	case interpreter.Qualifier:
+		t.cost++
+	case interpreter.InterpretableCall:
+		if args, ok := t.dropArgs(s.Args()); ok {
+			t.cost += t.callCost(s, args, val)
+			clear(args)
+		}
+	case interpreter.InterpretableConstructor:
+		if args, ok := t.dropArgs(s.InitVals()); ok {
+			clear(args)
+		}
+		switch s.Type() {
+		case types.ListType:
+			t.cost += common.ListCreateBaseCost
+		case types.MapType:
+			t.cost += common.MapCreateBaseCost
+		default:
+			t.cost += common.StructCreateBaseCost
+		}
+	default:
+		switch reflect.TypeOf(step) {
+		case stepTypes.and, stepTypes.or, stepTypes.fold:
+			t.dropParts(t.special[step])
+		}
+	}
+	t.push(val, id)
+	if t.cost > t.limit {
+		panic(interpreter.EvalCancelledError{Cause: interpreter.CostLimitExceeded, Message: "operation cancelled: actual cost limit exceeded"})
+	}
+}
+
+// callCost is what a call costs: what cel-go's sets library gives its
+// functions, else kube's estimate for its functions, else cel-go's for
+// the standard ones.
+func (t *costTracker) callCost(call interpreter.InterpretableCall, args []ref.Val, result ref.Val) uint64 {
+	switch call.OverloadID() {
+	case "list_sets_contains_list", "list_sets_intersects_list":
+		return 1 + stackSize(args[0])*stackSize(args[1])
+	case "list_sets_equivalent_list":
+		return 1 + uint64(float64(stackSize(args[0])*stackSize(args[1]))*2)
+	}
+	if t.estimator != nil {
+		if c := t.estimator.CallCost(call.Function(), call.OverloadID(), args, result); c != nil {
+			return *c
+		}
+	}
+	traversal := func(size uint64) uint64 {
+		return uint64(math.Ceil(float64(size) * common.StringTraversalCostFactor))
+	}
+	switch call.OverloadID() {
+	case overloads.StartsWithString, overloads.EndsWithString, overloads.StringToBytes, overloads.BytesToString, overloads.ExtQuoteString, overloads.ExtFormatString:
+		return traversal(stackSize(args[0]))
+	case overloads.InList:
+		return stackSize(args[1])
+	case overloads.LessString, overloads.GreaterString, overloads.LessEqualsString, overloads.GreaterEqualsString,
+		overloads.LessBytes, overloads.GreaterBytes, overloads.LessEqualsBytes, overloads.GreaterEqualsBytes,
+		overloads.Equals, overloads.NotEquals:
+		return traversal(min(stackSize(args[0]), stackSize(args[1])))
+	case overloads.AddString, overloads.AddBytes:
+		return traversal(stackSize(args[0]) + stackSize(args[1]))
+	case overloads.MatchesString:
+		str := uint64(math.Ceil((1.0 + float64(stackSize(args[0]))) * common.StringTraversalCostFactor))
+		re := uint64(math.Ceil(float64(stackSize(args[1])) * common.RegexStringLengthCostFactor))
+		return str * re
+	case overloads.ContainsString:
+		return traversal(stackSize(args[0])) * traversal(stackSize(args[1]))
+	}
+	return 1
+}
+
+// stackSize is a value's size as cel-go's tracker reads it: a sizer's
+// size, else 1.
+func stackSize(v ref.Val) uint64 {
+	if s, ok := v.(traits.Sizer); ok {
+		return uint64(s.Size().(types.Int))
+	}
+	return 1
+}
