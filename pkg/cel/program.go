@@ -62,7 +62,10 @@ func newProgram(env *cel.Env, ast *cel.Ast, estimator interpreter.ActualCostEsti
 var regexOptimizations = []*interpreter.RegexOptimization{findRegexOptimization, findAllRegexOptimization, interpreter.MatchesRegexOptimization}
 
 func (p *program) instance() (*instance, error) {
-	tr := &costTracker{estimator: p.estimator, limit: PerCallLimit, special: map[interface{}][]idSource{}}
+	if err := loadStepTypes(); err != nil {
+		return nil, err
+	}
+	tr := &costTracker{estimator: p.estimator, limit: PerCallLimit, others: map[interface{}]*stepParts{}}
 	// The decorators cel-go applies when it tracks costs, in its order
 	// (after those of the environment's libraries): interruptible
 	// comprehensions, constant folding, regex compilation, then the
@@ -71,7 +74,6 @@ func (p *program) instance() (*instance, error) {
 		cel.CustomDecorator(interpreter.InterruptableEval()),
 		cel.CustomDecorator(interpreter.Optimize()),
 		cel.CustomDecorator(interpreter.CompileRegexConstants(regexOptimizations...)),
-		cel.CustomDecorator(tr.classify),
 		cel.CustomDecorator(interpreter.Observe(tr.observe)),
 		cel.InterruptCheckFrequency(checkFrequency))
 	if err != nil {
@@ -112,16 +114,70 @@ type costTracker struct {
 	cost      uint64
 
 	stack []stackEntry
+	// used is how much of stack's array holds values since the last
+	// reset; truncate leaves them, reset clears them.
+	used int
 	// top is, for each ID below len(top), the index of its topmost entry
 	// on the stack, -1 if none; entries of other IDs are searched for.
 	top []int32
 	// args is reused for the arguments of a call being charged.
 	args []ref.Val
 
-	// special holds, for the planned steps whose type cel-go's observer
-	// handles by its private fields (logical operators, comprehensions,
-	// conditional attributes), the parts it drops from the stack.
-	special map[interface{}][]idSource
+	// steps and others keep what the observer reads of the planned
+	// steps (see partsOf).
+	steps  []stepParts
+	others map[interface{}]*stepParts
+}
+
+// stepParts is what the observer reads of a step: a call's arguments;
+// for the steps whose type cel-go's observer handles by their private
+// fields (logical operators, comprehensions, conditional attributes),
+// the parts whose IDs it drops from the stack.
+type stepParts struct {
+	step  interface{}
+	args  []interpreter.Interpretable
+	parts []idSource
+}
+
+// partsOf is what the observer reads of step, whose ID is id: found
+// by reflection the first time, then kept in steps at id if that is
+// free, else in others.
+func (t *costTracker) partsOf(id int64, step interface{}) *stepParts {
+	if id >= 0 && id < int64(len(t.steps)) && t.steps[id].step == step {
+		return &t.steps[id]
+	}
+	if sp, ok := t.others[step]; ok {
+		return sp
+	}
+	sp := stepParts{step: step}
+	switch s := step.(type) {
+	case interpreter.InterpretableCall:
+		// fixed once the call is planned
+		sp.args = s.Args()
+	case interpreter.Attribute:
+		// a conditional attribute
+		sp.parts = []idSource{privateField(s, "falsy").(interpreter.Attribute), privateField(s, "truthy").(interpreter.Attribute), privateField(s, "expr").(interpreter.Interpretable)}
+	default:
+		switch reflect.TypeOf(step) {
+		case stepTypes.and, stepTypes.or:
+			for _, term := range privateField(step, "terms").([]interpreter.Interpretable) {
+				sp.parts = append(sp.parts, term)
+			}
+		case stepTypes.fold:
+			sp.parts = []idSource{privateField(step, "iterRange").(interpreter.Interpretable)}
+		}
+	}
+	if id >= 0 && id < maxIndexedID {
+		for int64(len(t.steps)) <= id {
+			t.steps = append(t.steps, stepParts{})
+		}
+		if t.steps[id].step == nil {
+			t.steps[id] = sp
+			return &t.steps[id]
+		}
+	}
+	t.others[step] = &sp
+	return &sp
 }
 
 type stackEntry struct {
@@ -138,6 +194,9 @@ const maxIndexedID = 1 << 16
 
 func (t *costTracker) reset() {
 	t.truncate(0)
+	clear(t.stack[:t.used])
+	clear(t.args)
+	t.used = 0
 	t.cost = 0
 }
 
@@ -151,6 +210,7 @@ func (t *costTracker) push(val ref.Val, id int64) {
 		t.top[id] = int32(len(t.stack))
 	}
 	t.stack = append(t.stack, stackEntry{val: val, id: id, below: below})
+	t.used = max(t.used, len(t.stack))
 }
 
 // find is the index of the topmost entry of id, -1 if none.
@@ -172,11 +232,9 @@ func (t *costTracker) find(id int64) int {
 // truncate removes the entries from index n up.
 func (t *costTracker) truncate(n int) {
 	for i := len(t.stack) - 1; i >= n; i-- {
-		e := &t.stack[i]
-		if e.id >= 0 && e.id < maxIndexedID {
+		if e := &t.stack[i]; e.id >= 0 && e.id < maxIndexedID {
 			t.top[e.id] = e.below
 		}
-		*e = stackEntry{}
 	}
 	t.stack = t.stack[:n]
 }
@@ -201,7 +259,6 @@ func (t *costTracker) dropArgs(args []interpreter.Interpretable) ([]ref.Val, boo
 	for n := len(args) - 1; n >= 0; n-- {
 		i := t.find(args[n].ID())
 		if i < 0 {
-			clear(vals)
 			return nil, false
 		}
 		vals[n] = t.stack[i].val
@@ -266,29 +323,6 @@ func privateField(s interface{}, name string) interface{} {
 	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Interface()
 }
 
-// classify notes, as a program is planned, the parts of the steps
-// cel-go's observer reads private fields of.
-func (t *costTracker) classify(i interpreter.Interpretable) (interpreter.Interpretable, error) {
-	if err := loadStepTypes(); err != nil {
-		return nil, err
-	}
-	switch reflect.TypeOf(i) {
-	case stepTypes.and, stepTypes.or:
-		var parts []idSource
-		for _, term := range privateField(i, "terms").([]interpreter.Interpretable) {
-			parts = append(parts, term)
-		}
-		t.special[i] = parts
-	case stepTypes.fold:
-		t.special[i] = []idSource{privateField(i, "iterRange").(interpreter.Interpretable)}
-	}
-	if a, ok := i.(interpreter.InterpretableAttribute); ok && reflect.TypeOf(a.Attr()) == stepTypes.conditional {
-		c := a.Attr()
-		t.special[c] = []idSource{privateField(c, "falsy").(interpreter.Attribute), privateField(c, "truthy").(interpreter.Attribute), privateField(c, "expr").(interpreter.Interpretable)}
-	}
-	return i, nil
-}
-
 func (t *costTracker) dropParts(parts []idSource) {
 	for _, p := range parts {
 		t.drop(p.ID())
@@ -305,7 +339,7 @@ func (t *costTracker) observe(id int64, step interface{}, val ref.Val) {
 	case interpreter.InterpretableAttribute:
 		if a := s.Attr(); reflect.TypeOf(a) == stepTypes.conditional {
 			// a conditional costs what its parts cost
-			t.dropParts(t.special[a])
+			t.dropParts(t.partsOf(-1, a).parts)
 		} else {
 			t.drop(a.ID())
 			t.cost += common.SelectAndIdentCost
@@ -317,14 +351,11 @@ func (t *costTracker) observe(id int64, step interface{}, val ref.Val) {
 	case interpreter.Qualifier:
 		t.cost++
 	case interpreter.InterpretableCall:
-		if args, ok := t.dropArgs(s.Args()); ok {
+		if args, ok := t.dropArgs(t.partsOf(id, step).args); ok {
 			t.cost += t.callCost(s, args, val)
-			clear(args)
 		}
 	case interpreter.InterpretableConstructor:
-		if args, ok := t.dropArgs(s.InitVals()); ok {
-			clear(args)
-		}
+		t.dropArgs(s.InitVals())
 		switch s.Type() {
 		case types.ListType:
 			t.cost += common.ListCreateBaseCost
@@ -336,7 +367,7 @@ func (t *costTracker) observe(id int64, step interface{}, val ref.Val) {
 	default:
 		switch reflect.TypeOf(step) {
 		case stepTypes.and, stepTypes.or, stepTypes.fold:
-			t.dropParts(t.special[step])
+			t.dropParts(t.partsOf(id, step).parts)
 		}
 	}
 	t.push(val, id)
