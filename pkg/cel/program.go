@@ -65,7 +65,7 @@ func (p *program) instance() (*instance, error) {
 	if err := loadStepTypes(); err != nil {
 		return nil, err
 	}
-	tr := &costTracker{estimator: p.estimator, limit: PerCallLimit, others: map[interface{}]*stepParts{}}
+	tr := &costTracker{estimator: p.estimator, limit: PerCallLimit, others: map[interface{}]*step{}}
 	// The decorators cel-go applies when it tracks costs, in its order
 	// (after those of the environment's libraries): interruptible
 	// comprehensions, constant folding, regex compilation, then the
@@ -100,12 +100,6 @@ func (p *program) eval(ctx context.Context, act interpreter.Activation) (out ref
 	return out, cost, err
 }
 
-// idSource is a part of a program step whose ID the observer looks for
-// on the stack when the step is done; IDs are read when the step runs,
-// as cel-go reads them (an attribute's ID changes as the planner
-// qualifies it).
-type idSource interface{ ID() int64 }
-
 // costTracker is cel-go's interpreter.CostTracker for one instance: the
 // cost so far and the stack of observed values.
 type costTracker struct {
@@ -124,60 +118,129 @@ type costTracker struct {
 	args []ref.Val
 
 	// steps and others keep what the observer reads of the planned
-	// steps (see partsOf).
-	steps  []stepParts
-	others map[interface{}]*stepParts
+	// steps (see stepOf).
+	steps  [][2]step
+	others map[interface{}]*step
 }
 
-// stepParts is what the observer reads of a step: a call's arguments;
-// for the steps whose type cel-go's observer handles by their private
-// fields (logical operators, comprehensions, conditional attributes),
-// the parts whose IDs it drops from the stack.
-type stepParts struct {
-	step  interface{}
-	args  []interpreter.Interpretable
-	parts []idSource
+// step is what cel-go's observer reads of a program step when it is
+// done, read once: the program is planned, so the IDs of its parts
+// (which cel-go reads each time) no longer change.
+type step struct {
+	step interface{}
+	kind stepKind
+	// ids are the IDs the step drops from the stack: an attribute's,
+	// the parts of a conditional attribute, the terms of a logical
+	// operator, a comprehension's range, a call's or a literal's
+	// arguments (taken as its arguments' values).
+	ids []int64
+	// testOnly is has(): free.
+	testOnly bool
+	// conditional is a conditional attribute: it costs its parts.
+	conditional bool
+	call        interpreter.InterpretableCall
+	// literal is what a list, map or object literal costs.
+	literal uint64
 }
 
-// partsOf is what the observer reads of step, whose ID is id: found
-// by reflection the first time, then kept in steps at id if that is
-// free, else in others.
-func (t *costTracker) partsOf(id int64, step interface{}) *stepParts {
-	if id >= 0 && id < int64(len(t.steps)) && t.steps[id].step == step {
-		return &t.steps[id]
-	}
-	if sp, ok := t.others[step]; ok {
-		return sp
-	}
-	sp := stepParts{step: step}
-	switch s := step.(type) {
-	case interpreter.InterpretableCall:
-		// fixed once the call is planned
-		sp.args = s.Args()
-	case interpreter.Attribute:
-		// a conditional attribute
-		sp.parts = []idSource{privateField(s, "falsy").(interpreter.Attribute), privateField(s, "truthy").(interpreter.Attribute), privateField(s, "expr").(interpreter.Interpretable)}
-	default:
-		switch reflect.TypeOf(step) {
-		case stepTypes.and, stepTypes.or:
-			for _, term := range privateField(step, "terms").([]interpreter.Interpretable) {
-				sp.parts = append(sp.parts, term)
-			}
-		case stepTypes.fold:
-			sp.parts = []idSource{privateField(step, "iterRange").(interpreter.Interpretable)}
+type stepKind uint8
+
+const (
+	stepFree stepKind = iota
+	stepCounted
+	stepAttribute
+	stepDrop
+	stepCall
+	stepLiteral
+)
+
+// stepOf is what the observer reads of s, whose ID is id, kept in
+// steps at id, or in others if both places there are taken.
+func (t *costTracker) stepOf(id int64, s interface{}) *step {
+	if id >= 0 && id < int64(len(t.steps)) {
+		slot := &t.steps[id]
+		if slot[0].step == s {
+			return &slot[0]
+		}
+		if slot[1].step == s {
+			return &slot[1]
 		}
 	}
+	if st, ok := t.others[s]; ok {
+		return st
+	}
+	st := readStep(s)
 	if id >= 0 && id < maxIndexedID {
 		for int64(len(t.steps)) <= id {
-			t.steps = append(t.steps, stepParts{})
+			t.steps = append(t.steps, [2]step{})
 		}
-		if t.steps[id].step == nil {
-			t.steps[id] = sp
-			return &t.steps[id]
+		for i := range t.steps[id] {
+			if t.steps[id][i].step == nil {
+				t.steps[id][i] = st
+				return &t.steps[id][i]
+			}
 		}
 	}
-	t.others[step] = &sp
-	return &sp
+	t.others[s] = &st
+	return &st
+}
+
+// readStep reads s as cel-go's observer does, in its order of cases.
+func readStep(s interface{}) step {
+	st := step{step: s}
+	switch x := s.(type) {
+	case interpreter.ConstantQualifier:
+		st.kind = stepCounted
+		return st
+	case interpreter.InterpretableConst:
+		return st
+	case interpreter.InterpretableAttribute:
+		st.kind = stepAttribute
+		a := x.Attr()
+		if reflect.TypeOf(a) == stepTypes.conditional {
+			st.conditional = true
+			st.ids = []int64{privateField(a, "falsy").(interpreter.Attribute).ID(), privateField(a, "truthy").(interpreter.Attribute).ID(), privateField(a, "expr").(interpreter.Interpretable).ID()}
+		} else {
+			st.ids = []int64{a.ID()}
+		}
+		st.testOnly = reflect.TypeOf(s) == stepTypes.testOnly
+		return st
+	}
+	switch reflect.TypeOf(s) {
+	case stepTypes.and, stepTypes.or:
+		st.kind = stepDrop
+		st.ids = ids(privateField(s, "terms").([]interpreter.Interpretable))
+		return st
+	case stepTypes.fold:
+		st.kind = stepDrop
+		st.ids = []int64{privateField(s, "iterRange").(interpreter.Interpretable).ID()}
+		return st
+	}
+	switch x := s.(type) {
+	case interpreter.Qualifier:
+		st.kind = stepCounted
+	case interpreter.InterpretableCall:
+		st.kind, st.call, st.ids = stepCall, x, ids(x.Args())
+	case interpreter.InterpretableConstructor:
+		st.kind, st.ids = stepLiteral, ids(x.InitVals())
+		switch x.Type() {
+		case types.ListType:
+			st.literal = common.ListCreateBaseCost
+		case types.MapType:
+			st.literal = common.MapCreateBaseCost
+		default:
+			st.literal = common.StructCreateBaseCost
+		}
+	}
+	return st
+}
+
+func ids(parts []interpreter.Interpretable) []int64 {
+	out := make([]int64, len(parts))
+	for i, p := range parts {
+		out[i] = p.ID()
+	}
+	return out
 }
 
 type stackEntry struct {
@@ -240,7 +303,7 @@ func (t *costTracker) truncate(n int) {
 }
 
 // drop removes, for each ID, its topmost entry and all above it.
-func (t *costTracker) drop(ids ...int64) {
+func (t *costTracker) drop(ids []int64) {
 	for _, id := range ids {
 		if i := t.find(id); i >= 0 {
 			t.truncate(i)
@@ -248,16 +311,16 @@ func (t *costTracker) drop(ids ...int64) {
 	}
 }
 
-// dropArgs takes the values of a call's arguments off the stack, the
-// last argument first, with everything above each; false if one is
+// dropArgs takes the values of ids (a call's arguments) off the
+// stack, the last first, with everything above each; false if one is
 // missing (what was taken before stays taken).
-func (t *costTracker) dropArgs(args []interpreter.Interpretable) ([]ref.Val, bool) {
-	if cap(t.args) < len(args) {
-		t.args = make([]ref.Val, len(args))
+func (t *costTracker) dropArgs(ids []int64) ([]ref.Val, bool) {
+	if cap(t.args) < len(ids) {
+		t.args = make([]ref.Val, len(ids))
 	}
-	vals := t.args[:len(args)]
-	for n := len(args) - 1; n >= 0; n-- {
-		i := t.find(args[n].ID())
+	vals := t.args[:len(ids)]
+	for n := len(ids) - 1; n >= 0; n-- {
+		i := t.find(ids[n])
 		if i < 0 {
 			return nil, false
 		}
@@ -323,52 +386,30 @@ func privateField(s interface{}, name string) interface{} {
 	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Interface()
 }
 
-func (t *costTracker) dropParts(parts []idSource) {
-	for _, p := range parts {
-		t.drop(p.ID())
-	}
-}
-
 // observe is cel-go v0.17.7's cost observer (interpreter.CostObserver
 // with has() free): what each step costs and does to the stack.
-func (t *costTracker) observe(id int64, step interface{}, val ref.Val) {
-	switch s := step.(type) {
-	case interpreter.ConstantQualifier:
+func (t *costTracker) observe(id int64, s interface{}, val ref.Val) {
+	st := t.stepOf(id, s)
+	switch st.kind {
+	case stepCounted:
 		t.cost++
-	case interpreter.InterpretableConst:
-	case interpreter.InterpretableAttribute:
-		if a := s.Attr(); reflect.TypeOf(a) == stepTypes.conditional {
-			// a conditional costs what its parts cost
-			t.dropParts(t.partsOf(-1, a).parts)
-		} else {
-			t.drop(a.ID())
+	case stepAttribute:
+		t.drop(st.ids)
+		if !st.conditional {
 			t.cost += common.SelectAndIdentCost
 		}
-		if reflect.TypeOf(step) == stepTypes.testOnly {
-			// has() is free
+		if st.testOnly {
 			t.cost -= common.SelectAndIdentCost
 		}
-	case interpreter.Qualifier:
-		t.cost++
-	case interpreter.InterpretableCall:
-		if args, ok := t.dropArgs(t.partsOf(id, step).args); ok {
-			t.cost += t.callCost(s, args, val)
+	case stepDrop:
+		t.drop(st.ids)
+	case stepCall:
+		if args, ok := t.dropArgs(st.ids); ok {
+			t.cost += t.callCost(st.call, args, val)
 		}
-	case interpreter.InterpretableConstructor:
-		t.dropArgs(s.InitVals())
-		switch s.Type() {
-		case types.ListType:
-			t.cost += common.ListCreateBaseCost
-		case types.MapType:
-			t.cost += common.MapCreateBaseCost
-		default:
-			t.cost += common.StructCreateBaseCost
-		}
-	default:
-		switch reflect.TypeOf(step) {
-		case stepTypes.and, stepTypes.or, stepTypes.fold:
-			t.dropParts(t.partsOf(id, step).parts)
-		}
+	case stepLiteral:
+		t.dropArgs(st.ids)
+		t.cost += st.literal
 	}
 	t.push(val, id)
 	if t.cost > t.limit {
