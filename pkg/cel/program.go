@@ -91,7 +91,6 @@ func (p *program) eval(ctx context.Context, act interpreter.Activation) (out ref
 			return nil, 0, err
 		}
 	}
-	in.tr.reset()
 	out, _, err = in.prg.ContextEval(ctx, act)
 	cost = in.tr.cost
 	// drop the values observed, which may be large, before pooling
