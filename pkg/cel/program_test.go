@@ -88,7 +88,7 @@ func TestProgram_CostsAsCelGo(t *testing.T) {
 	 "m":{"type":"object","maxProperties":10,"additionalProperties":{"type":"string","maxLength":10}},
 	 "o":{"type":"object","properties":{"a":{"type":"integer"},"p":{"type":"object","properties":{"q":{"type":"string","maxLength":10}}}}},
 	 "ios":{"x-kubernetes-int-or-string":true},"q":{"type":"string","maxLength":10},"u":{"type":"string","maxLength":60}}}`
-	big := make([]interface{}, 2000)
+	big := make([]interface{}, 500)
 	for i := range big {
 		big[i] = int64(1)
 	}
@@ -159,4 +159,49 @@ func TestProgram_HeavyObjectCostsAsCelGo(t *testing.T) {
 	spec := map[string]interface{}{"lists": lists}
 	assertCostsAsCelGo(t, v, spec, nil)
 	assertNodeCostsAsCelGo(t, v.root.props["spec"].props["lists"].items, lists[0], nil)
+}
+
+// TestProgram_ConcurrentEvaluationsKeepTheirOwnCosts: evaluations of
+// one rule at once (pooled programs, each with its tracker) each count
+// their own object's cost: the object over the per-call limit is
+// refused and the one under it is not, whatever runs beside them.
+func TestProgram_ConcurrentEvaluationsKeepTheirOwnCosts(t *testing.T) {
+	v := compileSpec(t, `{"type":"object","x-kubernetes-validations":[{"rule":"self.l.all(x, self.l.all(y, x == y))"}],"properties":{
+	 "l":{"type":"array","maxItems":1000,"items":{"type":"integer"}}}}`)
+	list := func(n int) map[string]interface{} {
+		l := make([]interface{}, n)
+		for i := range l {
+			l[i] = int64(1)
+		}
+		return map[string]interface{}{"spec": map[string]interface{}{"l": l}}
+	}
+	// 200 items cost about 200,000; 500 more than the per-call limit
+	under, over := list(200), list(500)
+	const goroutines = 4
+	runs := 2
+	if raceDetector {
+		runs = 1
+	}
+	errc := make(chan error, goroutines)
+	for g := 0; g < goroutines; g++ {
+		go func(g int) {
+			o, wantRefused := under, false
+			if g%2 == 1 {
+				o, wantRefused = over, true
+			}
+			for i := 0; i < runs; i++ {
+				errs, _ := v.Validate(context.Background(), o, nil, Options{})
+				if refused := strings.Contains(joined(errs), "call cost exceeds limit"); refused != wantRefused {
+					errc <- fmt.Errorf("goroutine %d: %q", g, joined(errs))
+					return
+				}
+			}
+			errc <- nil
+		}(g)
+	}
+	for g := 0; g < goroutines; g++ {
+		if err := <-errc; err != nil {
+			t.Error(err)
+		}
+	}
 }
