@@ -11,7 +11,6 @@ import (
 	jsonpatch "github.com/evanphx/json-patch"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -61,10 +60,10 @@ func (c *call) patch(p rest.Patcher) (int, runtime.Object, error) {
 		return 0, nil, errPatchMediaType()
 	}
 	pt := types.PatchType(mt)
-	if _, unstructuredType := c.entry.New().(*unstructured.Unstructured); unstructuredType && pt == types.StrategicMergePatchType {
-		// Strategic merge needs Go struct tags; kube names what it takes,
-		// for a custom resource's subresources (its Scale) too.
-		return 0, nil, errUnsupportedMediaType(string(types.JSONPatchType), string(types.MergePatchType), string(types.ApplyPatchType))
+	if served := c.entry.PatchTypes(); !contains(served, mt) {
+		// kube names what the resource takes, for a custom resource's
+		// subresources (its Scale) too.
+		return 0, nil, errUnsupportedMediaType(served...)
 	}
 	opts, err := patchOptions(c.query, pt)
 	if err != nil {
