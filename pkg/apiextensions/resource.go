@@ -150,6 +150,8 @@ func versionResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextens
 		StorageGVK:      storageGVK,
 		Codec:           stored,
 		Strategy:        strategy{hasStatus: hasStatus, schema: vs},
+
+		UpdatesNeedResourceVersion: true,
 		Conversion: &generic.Conversion{
 			StorageCodec: stored,
 			ToStorage:    convert(storageGVK, stored.schemas[storageVersion]),

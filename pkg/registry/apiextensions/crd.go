@@ -61,6 +61,8 @@ func Resource(schemaCheck SchemaCheck, optionalOldSelf bool) *generic.Resource {
 		Codec:           storageCodec{},
 		Strategy:        Strategy{SchemaCheck: schemaCheck, OptionalOldSelf: optionalOldSelf},
 		Subresources:    map[string]generic.Strategy{"status": statusStrategy{}},
+
+		UpdatesNeedResourceVersion: true,
 	}
 }
 
