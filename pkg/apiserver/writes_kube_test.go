@@ -55,3 +55,52 @@ func TestUpdate_ResourceVersionZeroIsUnconditionalWhereKubeAllowsIt(t *testing.T
 		})
 	}
 }
+
+// managedFields written that do not decode are dropped, as kube-apiserver
+// v1.29 drops them (reference run): a create records its writer alone, an
+// update keeps the live entries; neither is refused.
+func TestWrite_UndecodableManagedFieldsAreDropped(t *testing.T) {
+	ns := servedCrate(t)
+	const bad = `"managedFields":[{"manager":"x","operation":"Update","apiVersion":"http.example.com/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"bad":1}}}]`
+	managers := func(body string) string {
+		t.Helper()
+		var obj struct {
+			Metadata struct {
+				ResourceVersion string
+				ManagedFields   []struct {
+					Manager  string
+					FieldsV1 json.RawMessage
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(body), &obj); err != nil {
+			t.Fatal(err)
+		}
+		out := ""
+		for _, e := range obj.Metadata.ManagedFields {
+			out += e.Manager + " " + string(e.FieldsV1) + "\n"
+		}
+		return out
+	}
+	crates := "/apis/http.example.com/v1/namespaces/" + ns + "/crates"
+	resp, body := send(t, "POST", crates, `{"apiVersion":"http.example.com/v1","kind":"Crate","metadata":{"name":"mf",`+bad+`},"spec":{"replicas":1}}`,
+		"Content-Type", "application/json", "User-Agent", "writer")
+	if resp.StatusCode != 201 {
+		t.Fatalf("create: %d %s", resp.StatusCode, body)
+	}
+	const want = `writer {"f:spec":{".":{},"f:replicas":{}}}` + "\n"
+	if got := managers(body); got != want {
+		t.Errorf("after create:\n%s\nwant\n%s", got, want)
+	}
+	var live map[string]interface{}
+	getJSON(t, crates+"/mf", &live)
+	rv := live["metadata"].(map[string]interface{})["resourceVersion"].(string)
+	resp, body = send(t, "PUT", crates+"/mf", `{"apiVersion":"http.example.com/v1","kind":"Crate","metadata":{"name":"mf","resourceVersion":"`+rv+`",`+bad+`},"spec":{"replicas":2}}`,
+		"Content-Type", "application/json", "User-Agent", "writer")
+	if resp.StatusCode != 200 {
+		t.Fatalf("update: %d %s", resp.StatusCode, body)
+	}
+	if got := managers(body); got != want {
+		t.Errorf("after update:\n%s\nwant\n%s", got, want)
+	}
+}
