@@ -214,6 +214,11 @@ func (h *Handler) newCall(w http.ResponseWriter, r *http.Request) (*call, error)
 	switch {
 	case info.Subresource != "":
 		if storage, ok = entry.Subresources[info.Subresource]; !ok || len(info.Parts) > 3 {
+			if _, custom := entry.New().(*unstructured.Unstructured); custom && entry.Namespaced == info.InNamespacePath {
+				// kube's custom resource handler answers for the object,
+				// which has no such subresource, whether it exists or not.
+				return nil, apierrors.NewNotFound(entry.GroupResource(), info.Name)
+			}
 			return nil, h.notFound(info.APIGroup)
 		}
 	case len(info.Parts) > 2:
