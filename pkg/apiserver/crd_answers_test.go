@@ -3,6 +3,10 @@ package apiserver_test
 import (
 	"encoding/json"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cronplane/cronplane/pkg/codec"
 )
 
 // Answers kube-apiserver v1.29 gives about a custom resource (reference
@@ -50,5 +54,45 @@ func TestCustomResourceServing_SmallerAnswersAsKube(t *testing.T) {
 	// A crate's path outside its namespace is no path at all.
 	if resp, body := send(t, "GET", "/apis/http.example.com/v1/crates/c1/bogus", ""); resp.StatusCode != 404 || body != "404 page not found\n" {
 		t.Errorf("cluster path: %d %q", resp.StatusCode, body)
+	}
+}
+
+// A custom object's metadata comes in protobuf, as PartialObjectMetadata
+// and PartialObjectMetadataList, as kube serves it, though the object
+// itself has no protobuf form.
+func TestCustomResourceServing_MetadataInProtobuf(t *testing.T) {
+	ns := servedCrate(t)
+	crates := "/apis/http.example.com/v1/namespaces/" + ns + "/crates"
+	for _, tc := range []struct {
+		path, as string
+		into     interface{ Unmarshal([]byte) error }
+	}{
+		{crates + "/c1", "PartialObjectMetadata", &metav1.PartialObjectMetadata{}},
+		{crates, "PartialObjectMetadataList", &metav1.PartialObjectMetadataList{}},
+	} {
+		resp, body := send(t, "GET", tc.path, "", "Accept", "application/vnd.kubernetes.protobuf;as="+tc.as+";g=meta.k8s.io;v=v1")
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/vnd.kubernetes.protobuf" {
+			t.Fatalf("%s as %s: %d %s %q", tc.path, tc.as, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+		u, err := codec.OpenEnvelope([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.APIVersion != "meta.k8s.io/v1" || u.Kind != tc.as {
+			t.Errorf("%s: envelope of %s %s", tc.path, u.APIVersion, u.Kind)
+		}
+		if err := tc.into.Unmarshal(u.Raw); err != nil {
+			t.Fatal(err)
+		}
+		switch m := tc.into.(type) {
+		case *metav1.PartialObjectMetadata:
+			if m.Name != "c1" || m.Namespace != ns {
+				t.Errorf("metadata of %s/%s", m.Namespace, m.Name)
+			}
+		case *metav1.PartialObjectMetadataList:
+			if len(m.Items) != 1 || m.Items[0].Name != "c1" {
+				t.Errorf("list of %d items", len(m.Items))
+			}
+		}
 	}
 }
