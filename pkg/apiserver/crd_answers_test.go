@@ -2,8 +2,11 @@ package apiserver_test
 
 import (
 	"encoding/json"
+	"sort"
+	"strings"
 	"testing"
 
+	apidiscoveryv2beta1 "k8s.io/api/apidiscovery/v2beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cronplane/cronplane/pkg/codec"
@@ -95,4 +98,49 @@ func TestCustomResourceServing_MetadataInProtobuf(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Discovery lists the groups as kube-apiserver v1.29 does (reference
+// run): the built-in ones by kube's group priority, then those of custom
+// resources by name.
+func TestDiscovery_GroupsInKubeOrder(t *testing.T) {
+	servedCrate(t)
+	const want = "events.k8s.io authentication.k8s.io authorization.k8s.io batch rbac.authorization.k8s.io apiextensions.k8s.io coordination.k8s.io"
+	check := func(doc string, names []string) {
+		t.Helper()
+		var builtin, custom []string
+		for _, n := range names {
+			if !strings.Contains(" "+want+" ", " "+n+" ") {
+				custom = append(custom, n)
+				continue
+			}
+			if len(custom) > 0 {
+				t.Errorf("%s: built-in group %s after custom ones: %v", doc, n, names)
+			}
+			builtin = append(builtin, n)
+		}
+		if got := strings.Join(builtin, " "); got != want {
+			t.Errorf("%s: built-in groups %s, want %s", doc, got, want)
+		}
+		if !sort.StringsAreSorted(custom) || len(custom) == 0 {
+			t.Errorf("%s: custom groups %v", doc, custom)
+		}
+	}
+	var legacy metav1.APIGroupList
+	getJSON(t, "/apis", &legacy)
+	var names []string
+	for _, g := range legacy.Groups {
+		names = append(names, g.Name)
+	}
+	check("/apis", names)
+	_, body := send(t, "GET", "/apis", "", "Accept", aggregatedJSON)
+	var aggregated apidiscoveryv2beta1.APIGroupDiscoveryList
+	if err := json.Unmarshal([]byte(body), &aggregated); err != nil {
+		t.Fatal(err)
+	}
+	names = nil
+	for _, g := range aggregated.Items {
+		names = append(names, g.Name)
+	}
+	check("aggregated /apis", names)
 }
