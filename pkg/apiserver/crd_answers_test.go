@@ -144,3 +144,35 @@ func TestDiscovery_GroupsInKubeOrder(t *testing.T) {
 	}
 	check("aggregated /apis", names)
 }
+
+// The null keywords of a definition's schema are dropped, as kube's
+// decoding drops them (reference run): a null default is no default, a
+// null property schema an empty one.
+func TestCustomResourceDefinition_NullSchemaKeywordsDroppedAsKube(t *testing.T) {
+	const crd = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"nulls.nulls.example.com"},
+ "spec":{"group":"nulls.example.com","scope":"Namespaced","names":{"plural":"nulls","singular":"null","kind":"Null"},
+  "versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","description":null,"properties":{
+   "spec":{"type":"object","default":null,"maximum":null,"properties":{"a":{"type":"string","default":null,"nullable":true,"enum":null},PROPERTY
+    "c":{"type":"array","items":{"type":"string","default":null}},"d":{"type":"string","enum":["x",null],"nullable":true}}}}}}}]}}`
+	const stored = `{"openAPIV3Schema":{"properties":{"spec":{"properties":{"a":{"nullable":true,"type":"string"},"c":{"items":{"type":"string"},"type":"array"},` +
+		`"d":{"enum":["x",null],"nullable":true,"type":"string"}},"type":"object"}},"type":"object"}}`
+	path := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All"
+	resp, body := send(t, "POST", path, strings.Replace(crd, "PROPERTY", "", 1), "Content-Type", "application/json")
+	if resp.StatusCode != 201 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	var out struct {
+		Spec struct{ Versions []struct{ Schema json.RawMessage } }
+	}
+	if err := json.Unmarshal([]byte(body), &out); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(out.Spec.Versions[0].Schema); got != stored {
+		t.Errorf("schema\n%s\nwant\n%s", got, stored)
+	}
+	resp, body = send(t, "POST", path, strings.Replace(crd, "PROPERTY", `"b":null,`, 1), "Content-Type", "application/json")
+	const invalid = `spec.validation.openAPIV3Schema.properties[spec].properties[b].type: Required value: must not be empty for specified object fields`
+	if resp.StatusCode != 422 || !strings.Contains(body, invalid) {
+		t.Errorf("null property: %d %s", resp.StatusCode, body)
+	}
+}
