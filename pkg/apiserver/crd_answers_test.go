@@ -162,7 +162,9 @@ func TestCustomResourceDefinition_NullSchemaKeywordsDroppedAsKube(t *testing.T) 
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
 	var out struct {
-		Spec struct{ Versions []struct{ Schema json.RawMessage } }
+		Spec struct {
+			Versions []struct{ Schema json.RawMessage }
+		}
 	}
 	if err := json.Unmarshal([]byte(body), &out); err != nil {
 		t.Fatal(err)
