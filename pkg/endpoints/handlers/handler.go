@@ -336,7 +336,6 @@ func (c *call) watchList() bool {
 	return c.h.FeatureGates != nil && c.h.FeatureGates.Enabled(featuregate.WatchList)
 }
 
-// protobufCapable reports whether a resource's objects have a protobuf form.
 // notAcceptableFor is the 406 of a request for none of the representations
 // a resource has. A resource without a Go type (a custom resource, on
 // every path, its scale too) is answered as kube's custom resource
@@ -350,6 +349,7 @@ func notAcceptableFor(res *rest.Resource, opts negotiation.Options) error {
 	return responsewriters.ErrNotAcceptable(negotiation.NotAcceptableMessage(opts))
 }
 
+// protobufCapable reports whether a resource's objects have a protobuf form.
 func protobufCapable(res *rest.Resource) bool {
 	_, ok := res.New().(codec.ProtoMessage)
 	return ok
