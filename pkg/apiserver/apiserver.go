@@ -56,6 +56,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/etcdserver"
 	"github.com/cronplane/cronplane/pkg/featuregate"
 	"github.com/cronplane/cronplane/pkg/kubeconfig"
+	"github.com/cronplane/cronplane/pkg/kubernetesservice"
 	"github.com/cronplane/cronplane/pkg/metrics"
 	"github.com/cronplane/cronplane/pkg/registry"
 	apiextensionsregistry "github.com/cronplane/cronplane/pkg/registry/apiextensions"
@@ -132,6 +133,9 @@ type Options struct {
 	// Logger receives the server's log; the zero Logger means klog's
 	// global one (--v, --logging-format).
 	Logger klog.Logger
+	// Services are the service ranges and the advertised address
+	// (kubernetesservice wiring).
+	Services kubernetesservice.Options
 }
 
 // DefaultOptions are the flag defaults.
@@ -149,6 +153,7 @@ func DefaultOptions() Options {
 		RequestMetrics:     true,
 		Profiling:          true,
 		Serving:            DefaultServingOptions(),
+		Services:           kubernetesservice.DefaultOptions(),
 	}
 }
 
@@ -222,6 +227,12 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	// built once they serve.
 	escalation := &rbacregistry.Escalation{}
 	resources := append(builtinResources(escalation, opts.FeatureGates.Enabled(featuregate.CRDValidationRatcheting)), serviceAccounts.resource())
+	// kubernetesservice wiring (1/2): services, endpoints and their ranges.
+	serviceAlloc, services, err := serviceResources(opts)
+	if err != nil {
+		return nil, err
+	}
+	resources = append(resources, services...)
 	served, err := resolveServed(opts, resources)
 	if err != nil {
 		return nil, err
@@ -249,6 +260,13 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 		return nil, err
 	}
 	if err := s.connectEtcd(ctx); err != nil {
+		return nil, err
+	}
+	// kubernetesservice wiring (2/2): the ranges' guards and the
+	// kubernetes Service's reconciler.
+	serviceAlloc.ClusterIPs.Use(s.client)
+	serviceAlloc.NodePorts.Use(s.client)
+	if err := s.AddPostStartHook("bootstrap-controller", s.startKubernetesService(serviceAlloc)); err != nil {
 		return nil, err
 	}
 

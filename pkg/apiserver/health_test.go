@@ -19,13 +19,13 @@ import (
 func TestHealth_EndpointsListKubesChecks(t *testing.T) {
 	for _, tc := range []struct{ path, body string }{
 		{"/readyz?verbose", "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]informer-sync ok\n" +
-			"[+]poststarthook/crd-informer-synced ok\n[+]poststarthook/rbac/bootstrap-roles ok\n[+]poststarthook/start-system-namespaces-controller ok\n[+]shutdown ok\nreadyz check passed\n"},
+			"[+]poststarthook/bootstrap-controller ok\n[+]poststarthook/crd-informer-synced ok\n[+]poststarthook/rbac/bootstrap-roles ok\n[+]poststarthook/start-system-namespaces-controller ok\n[+]shutdown ok\nreadyz check passed\n"},
 		{"/livez?verbose", "[+]ping ok\n[+]log ok\n[+]etcd ok\n" +
-			"[+]poststarthook/crd-informer-synced ok\n[+]poststarthook/rbac/bootstrap-roles ok\n[+]poststarthook/start-system-namespaces-controller ok\nlivez check passed\n"},
+			"[+]poststarthook/bootstrap-controller ok\n[+]poststarthook/crd-informer-synced ok\n[+]poststarthook/rbac/bootstrap-roles ok\n[+]poststarthook/start-system-namespaces-controller ok\nlivez check passed\n"},
 		{"/healthz?verbose", "[+]ping ok\n[+]log ok\n[+]etcd ok\n" +
-			"[+]poststarthook/crd-informer-synced ok\n[+]poststarthook/rbac/bootstrap-roles ok\n[+]poststarthook/start-system-namespaces-controller ok\nhealthz check passed\n"},
+			"[+]poststarthook/bootstrap-controller ok\n[+]poststarthook/crd-informer-synced ok\n[+]poststarthook/rbac/bootstrap-roles ok\n[+]poststarthook/start-system-namespaces-controller ok\nhealthz check passed\n"},
 		{"/readyz?exclude=etcd&exclude=informer-sync&exclude=nope&verbose", "[+]ping ok\n[+]log ok\n[+]etcd excluded: ok\n[+]etcd-readiness ok\n[+]informer-sync excluded: ok\n" +
-			"[+]poststarthook/crd-informer-synced ok\n[+]poststarthook/rbac/bootstrap-roles ok\n[+]poststarthook/start-system-namespaces-controller ok\n[+]shutdown ok\n" +
+			"[+]poststarthook/bootstrap-controller ok\n[+]poststarthook/crd-informer-synced ok\n[+]poststarthook/rbac/bootstrap-roles ok\n[+]poststarthook/start-system-namespaces-controller ok\n[+]shutdown ok\n" +
 			"warn: some health checks cannot be excluded: no matches for \"nope\"\nreadyz check passed\n"},
 		{"/readyz?exclude=etcd", "ok"},
 	} {
@@ -220,7 +220,7 @@ func TestHealth_WithoutEtcd(t *testing.T) {
 	if code, body := getPath(t, c, s, "/livez", ""); code != 500 || !strings.Contains(body, "[-]etcd failed: reason withheld\n") || !strings.HasSuffix(body, "livez check failed\n") {
 		t.Fatalf("livez without etcd: %d\n%s", code, body)
 	}
-	if code, body := getPath(t, c, s, "/livez?exclude=etcd&exclude=poststarthook/start-system-namespaces-controller&exclude=poststarthook/crd-informer-synced", ""); code != 200 || body != "ok" {
+	if code, body := getPath(t, c, s, "/livez?exclude=etcd&exclude=poststarthook/start-system-namespaces-controller&exclude=poststarthook/crd-informer-synced&exclude=poststarthook/bootstrap-controller", ""); code != 200 || body != "ok" {
 		t.Fatalf("livez without the etcd checks: %d\n%s", code, body)
 	}
 	if code, body := getPath(t, c, s, "/readyz/informer-sync", s.AdminToken); code != 500 || !strings.Contains(body, "watch caches not synced yet") {
