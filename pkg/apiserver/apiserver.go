@@ -68,6 +68,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/registry/events"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	rbacregistry "github.com/cronplane/cronplane/pkg/registry/rbac"
+	"github.com/cronplane/cronplane/pkg/registry/readonly"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 	"github.com/cronplane/cronplane/pkg/storage"
 	"github.com/cronplane/cronplane/pkg/storage/cacher"
@@ -394,6 +395,7 @@ func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool) []*g
 	resources = append(resources, coordination.Resources()...)
 	resources = append(resources, rbacregistry.Resources(escalation)...)
 	resources = append(resources, events.Resources()...)
+	resources = append(resources, readonly.Resources()...)
 	return append(resources, apiextensionsregistry.Resource(apiextensions.CheckSchema, ratcheting))
 }
 
