@@ -60,6 +60,10 @@ var Controllers = map[string][]rbacv1.PolicyRule{
 		rule("").resources("namespaces/finalize", "namespaces/status").verbs("update"),
 		rule("*").resources("*").verbs("delete", "deletecollection", "get", "list"),
 	},
+	"root-ca-cert-publisher": {
+		rule("").resources("configmaps").verbs("create", "update"),
+		eventsRule,
+	},
 	"service-account-controller": {
 		rule("").resources("serviceaccounts").verbs("create"),
 		eventsRule,
@@ -161,7 +165,7 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 }
 
 func controllerNames() []string {
-	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "generic-garbage-collector", "job-controller", "namespace-controller", "service-account-controller"}
+	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "generic-garbage-collector", "job-controller", "namespace-controller", "root-ca-cert-publisher", "service-account-controller"}
 }
 
 func meta(name string, labels map[string]string) metav1.ObjectMeta {
