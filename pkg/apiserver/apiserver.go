@@ -201,6 +201,9 @@ type Server struct {
 	// requests; Close ends it.
 	background     context.Context
 	stopBackground context.CancelFunc
+	// serviceAccounts signs and verifies service account tokens, and
+	// serves issuer discovery.
+	serviceAccounts *serviceAccounts
 	// life holds the post-start hooks, the health checks' state, the
 	// in-flight limits and the graceful shutdown's account of requests.
 	life lifecycle
@@ -288,6 +291,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	s.Registry = registry.New()
 	// Service account tokens name accounts and secrets the registry serves.
 	serviceAccounts.registry = s.Registry
+	s.serviceAccounts = serviceAccounts
 	tokenAuth = append(tokenAuth, serviceAccounts.authenticator())
 	if err := s.installResources(resources, served); err != nil {
 		return nil, err
@@ -582,6 +586,7 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	if s.opts.Profiling {
 		installProfiling(r)
 	}
+	s.serviceAccounts.installIssuerDiscovery(r, func() string { return s.URL }, s.opts.Logger)
 	r.HandleFunc("/version", getOnly(disc.ServeVersion))
 	r.HandleFunc("/api", getOnly(disc.ServeLegacy))
 	r.HandleFunc("/api/v1", getOnly(func(w http.ResponseWriter, r *http.Request) {
