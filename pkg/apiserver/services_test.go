@@ -50,3 +50,37 @@ func TestServices_BadInputAsKube(t *testing.T) {
 		t.Fatalf("change of clusterIP: %d %s", resp.StatusCode, body)
 	}
 }
+
+// A patch of the type alone drops what the old type needed, and kube's
+// warnings come back, as kube-apiserver v1.29 answers (read from it).
+func TestServices_TypeChangesAndWarningsAsKube(t *testing.T) {
+	ns := "svc-types"
+	mustKubectl(t, "create", "namespace", ns)
+	defer mustKubectl(t, "delete", "namespace", ns, "--wait=false")
+	spec := func() string {
+		return mustKubectl(t, "get", "service", "s", "-n", ns, "-o", `jsonpath={.spec.type} {.spec.ports[*].nodePort} {.spec.ipFamilyPolicy} {.spec.internalTrafficPolicy} {.spec.externalTrafficPolicy}`)
+	}
+	mustKubectl(t, "create", "service", "nodeport", "s", "--tcp=80:8080", "-n", ns)
+	if got := spec(); !strings.HasPrefix(got, "NodePort 3") || !strings.HasSuffix(got, " SingleStack Cluster Cluster") {
+		t.Fatalf("NodePort service: %q", got)
+	}
+	mustKubectl(t, "patch", "service", "s", "-n", ns, "-p", `{"spec":{"type":"ClusterIP"}}`)
+	if got := spec(); got != "ClusterIP  SingleStack Cluster " {
+		t.Fatalf("after the patch to ClusterIP: %q", got)
+	}
+	mustKubectl(t, "patch", "service", "s", "-n", ns, "-p", `{"spec":{"type":"ExternalName","externalName":"x.example"}}`)
+	if got := spec(); got != "ExternalName    " {
+		t.Fatalf("after the patch to ExternalName: %q", got)
+	}
+	out := mustKubectl(t, "patch", "service", "s", "-n", ns, "-p", `{"spec":{"type":"ClusterIP"}}`)
+	if !strings.Contains(out, `Warning: spec.externalName is ignored when spec.type is not "ExternalName"`) {
+		t.Fatalf("patch back to ClusterIP:\n%s", out)
+	}
+	out, err := kubectl(t, "create", "service", "clusterip", "w", "--tcp=80", "-n", ns, "--dry-run=server", "-o", "name")
+	if err != nil || out != "service/w\n" {
+		t.Fatalf("dry-run create: %v %s", err, out)
+	}
+	if _, err := kubectl(t, "get", "service", "w", "-n", ns); err == nil {
+		t.Fatal("a dry run stored the Service")
+	}
+}

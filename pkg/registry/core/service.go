@@ -3,6 +3,8 @@ package core
 import (
 	"fmt"
 	"net"
+	"net/netip"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,12 +95,15 @@ func defaultService(obj runtime.Object) {
 			p.TargetPort = intstr.FromInt32(p.Port)
 		}
 	}
-	if spec.Type == corev1.ServiceTypeNodePort || spec.Type == corev1.ServiceTypeLoadBalancer {
-		if spec.ExternalTrafficPolicy == "" {
-			spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
-		}
+	if externallyAccessible(obj.(*corev1.Service)) && spec.ExternalTrafficPolicy == "" {
+		spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
 	}
-	if spec.Type != corev1.ServiceTypeExternalName && spec.InternalTrafficPolicy == nil {
+	// An ExternalName Service has no internal traffic policy: kube drops
+	// one it once stored when it reads it.
+	switch {
+	case spec.Type == corev1.ServiceTypeExternalName:
+		spec.InternalTrafficPolicy = nil
+	case spec.InternalTrafficPolicy == nil:
 		cluster := corev1.ServiceInternalTrafficPolicyCluster
 		spec.InternalTrafficPolicy = &cluster
 	}
@@ -122,9 +127,107 @@ func (serviceStrategy) PrepareForUpdate(obj, old runtime.Object) {
 	svc, oldSvc := obj.(*corev1.Service), old.(*corev1.Service)
 	svc.Status = oldSvc.Status
 	keepAllocated(svc, oldSvc)
+	dropTypeDependent(svc, oldSvc)
+}
+
+// dropTypeDependent clears, when the type changes, what the old type
+// needed and the new one may not have, if the client left it as it was:
+// so that a patch of the type alone succeeds, as in kube.
+func dropTypeDependent(svc, old *corev1.Service) {
+	if needsClusterIP(old) && !needsClusterIP(svc) {
+		if reflect.DeepEqual(svc.Spec.ClusterIPs, old.Spec.ClusterIPs) {
+			svc.Spec.ClusterIP, svc.Spec.ClusterIPs = "", nil
+		}
+		if reflect.DeepEqual(svc.Spec.IPFamilies, old.Spec.IPFamilies) {
+			svc.Spec.IPFamilies = nil
+		}
+		if reflect.DeepEqual(svc.Spec.IPFamilyPolicy, old.Spec.IPFamilyPolicy) {
+			svc.Spec.IPFamilyPolicy = nil
+		}
+	}
+	if needsNodePorts(old) && !needsNodePorts(svc) && sameNodePorts(svc, old) {
+		for i := range svc.Spec.Ports {
+			svc.Spec.Ports[i].NodePort = 0
+		}
+	}
+	if old.Spec.Type == corev1.ServiceTypeLoadBalancer && svc.Spec.Type != corev1.ServiceTypeLoadBalancer &&
+		svc.Spec.AllocateLoadBalancerNodePorts != nil && old.Spec.AllocateLoadBalancerNodePorts != nil &&
+		*svc.Spec.AllocateLoadBalancerNodePorts == *old.Spec.AllocateLoadBalancerNodePorts {
+		svc.Spec.AllocateLoadBalancerNodePorts = nil
+	}
+	if externallyAccessible(old) && !externallyAccessible(svc) && svc.Spec.ExternalTrafficPolicy == old.Spec.ExternalTrafficPolicy {
+		svc.Spec.ExternalTrafficPolicy = ""
+	}
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		svc.Status.LoadBalancer = corev1.LoadBalancerStatus{}
+	}
+}
+
+// sameNodePorts tells whether every node port of svc is one old has.
+func sameNodePorts(svc, old *corev1.Service) bool {
+	held := map[int32]bool{}
+	for _, p := range old.Spec.Ports {
+		held[p.NodePort] = true
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.NodePort != 0 && !held[p.NodePort] {
+			return false
+		}
+	}
+	return true
+}
+
+func externallyAccessible(svc *corev1.Service) bool {
+	return svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer || len(svc.Spec.ExternalIPs) > 0
 }
 
 func (serviceStrategy) AllowCreateOnUpdate() bool { return true }
+
+// WarningsOnCreate and WarningsOnUpdate are kube's: addresses written in
+// forms a later release will refuse, and fields the type ignores.
+func (serviceStrategy) WarningsOnCreate(obj runtime.Object) []string {
+	return serviceWarnings(obj.(*corev1.Service))
+}
+
+func (serviceStrategy) WarningsOnUpdate(obj, _ runtime.Object) []string {
+	return serviceWarnings(obj.(*corev1.Service))
+}
+
+func serviceWarnings(svc *corev1.Service) []string {
+	var warnings []string
+	spec := &svc.Spec
+	if spec.ClusterIP != "" && spec.ClusterIP != corev1.ClusterIPNone {
+		for i, ip := range spec.ClusterIPs {
+			warnings = append(warnings, ipWarnings(field.NewPath("spec", "clusterIPs").Index(i), ip)...)
+		}
+	}
+	for i, ip := range spec.ExternalIPs {
+		warnings = append(warnings, ipWarnings(field.NewPath("spec", "externalIPs").Index(i), ip)...)
+	}
+	if spec.LoadBalancerIP != "" {
+		warnings = append(warnings, ipWarnings(field.NewPath("spec", "loadBalancerIP"), spec.LoadBalancerIP)...)
+	}
+	if spec.Type == corev1.ServiceTypeExternalName && len(spec.ExternalIPs) > 0 {
+		warnings = append(warnings, `spec.externalIPs is ignored when spec.type is "ExternalName"`)
+	}
+	if spec.Type != corev1.ServiceTypeExternalName && spec.ExternalName != "" {
+		warnings = append(warnings, `spec.externalName is ignored when spec.type is not "ExternalName"`)
+	}
+	return warnings
+}
+
+// ipWarnings warns of an address Go's strict parser refuses (an IPv4
+// address with leading zeros) or an IPv6 address not in its canonical form.
+func ipWarnings(path *field.Path, address string) []string {
+	ip, err := netip.ParseAddr(address)
+	if err != nil {
+		return []string{fmt.Sprintf("%s: IP address was accepted, but will be invalid in a future Kubernetes release: %v", path, err)}
+	}
+	if ip.Is6() && ip.String() != address {
+		return []string{fmt.Sprintf("%s: IPv6 address %q is not in RFC 5952 canonical format (%q), which may cause controller apply-loops", path, address, ip.String())}
+	}
+	return nil
+}
 
 // ResetsField: the main resource never writes the status.
 func (serviceStrategy) ResetsField(name string) bool { return name == "status" }
@@ -342,7 +445,7 @@ func validateServiceSpec(svc *corev1.Service) field.ErrorList {
 	if spec.Type == corev1.ServiceTypeLoadBalancer && spec.AllocateLoadBalancerNodePorts == nil {
 		errs = append(errs, field.Required(field.NewPath("allocateLoadBalancerNodePorts"), ""))
 	}
-	external := spec.Type == corev1.ServiceTypeNodePort || spec.Type == corev1.ServiceTypeLoadBalancer || len(spec.ExternalIPs) > 0
+	external := externallyAccessible(svc)
 	switch {
 	case !external && spec.ExternalTrafficPolicy != "":
 		errs = append(errs, field.Invalid(specPath.Child("externalTrafficPolicy"), spec.ExternalTrafficPolicy, "may only be set for externally-accessible services"))
