@@ -84,3 +84,24 @@ func TestServices_TypeChangesAndWarningsAsKube(t *testing.T) {
 		t.Fatal("a dry run stored the Service")
 	}
 }
+
+// A LoadBalancer Service with the Local policy gets a health check node
+// port, which may not change and goes when the policy does.
+func TestServices_HealthCheckNodePortAsKube(t *testing.T) {
+	ns := "svc-health"
+	mustKubectl(t, "create", "namespace", ns)
+	defer mustKubectl(t, "delete", "namespace", ns, "--wait=false")
+	resp, body := raw(t, "POST", "/api/v1/namespaces/"+ns+"/services", srv.AdminToken, "application/json",
+		`{"apiVersion":"v1","kind":"Service","metadata":{"name":"lb"},"spec":{"type":"LoadBalancer","externalTrafficPolicy":"Local","ports":[{"port":80}]}}`)
+	if resp.StatusCode != 201 || !strings.Contains(body, `"healthCheckNodePort":3`) || !strings.Contains(body, `"allocateLoadBalancerNodePorts":true`) {
+		t.Fatalf("create: %d %s", resp.StatusCode, body)
+	}
+	if out, err := kubectl(t, "patch", "service", "lb", "-n", ns, "-p", `{"spec":{"healthCheckNodePort":30999}}`); err == nil ||
+		!strings.Contains(out, `The Service "lb" is invalid: spec.healthCheckNodePort: Forbidden: field is immutable`) {
+		t.Fatalf("change of healthCheckNodePort: %v %s", err, out)
+	}
+	mustKubectl(t, "patch", "service", "lb", "-n", ns, "-p", `{"spec":{"externalTrafficPolicy":"Cluster"}}`)
+	if out := mustKubectl(t, "get", "service", "lb", "-n", ns, "-o", "jsonpath={.spec.healthCheckNodePort}"); out != "" {
+		t.Fatalf("healthCheckNodePort %q after the policy changed", out)
+	}
+}

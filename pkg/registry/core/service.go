@@ -150,6 +150,9 @@ func dropTypeDependent(svc, old *corev1.Service) {
 			svc.Spec.Ports[i].NodePort = 0
 		}
 	}
+	if needsHealthCheck(old) && !needsHealthCheck(svc) && svc.Spec.HealthCheckNodePort == old.Spec.HealthCheckNodePort {
+		svc.Spec.HealthCheckNodePort = 0
+	}
 	if old.Spec.Type == corev1.ServiceTypeLoadBalancer && svc.Spec.Type != corev1.ServiceTypeLoadBalancer &&
 		svc.Spec.AllocateLoadBalancerNodePorts != nil && old.Spec.AllocateLoadBalancerNodePorts != nil &&
 		*svc.Spec.AllocateLoadBalancerNodePorts == *old.Spec.AllocateLoadBalancerNodePorts {
@@ -245,6 +248,9 @@ func (serviceStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 			errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), svc.Spec.ClusterIPs, "may not change once set"))
 		}
 	}
+	if needsHealthCheck(oldSvc) && needsHealthCheck(svc) && svc.Spec.HealthCheckNodePort != oldSvc.Spec.HealthCheckNodePort {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "healthCheckNodePort"), "field is immutable"))
+	}
 	return append(errs, validateServiceSpec(svc)...)
 }
 
@@ -276,7 +282,16 @@ func keepAllocated(svc, old *corev1.Service) {
 			}
 		}
 	}
+	if needsHealthCheck(old) && needsHealthCheck(svc) && svc.Spec.HealthCheckNodePort == 0 {
+		svc.Spec.HealthCheckNodePort = old.Spec.HealthCheckNodePort
+	}
 	normalizeClusterIPs(svc)
+}
+
+// needsHealthCheck tells whether a Service gets a health check node port:
+// a LoadBalancer that keeps traffic on the node it arrives at.
+func needsHealthCheck(svc *corev1.Service) bool {
+	return svc.Spec.Type == corev1.ServiceTypeLoadBalancer && svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
 }
 
 // normalizeClusterIPs makes clusterIP and clusterIPs agree when a client
@@ -453,6 +468,17 @@ func validateServiceSpec(svc *corev1.Service) field.ErrorList {
 		errs = append(errs, field.Required(specPath.Child("externalTrafficPolicy"), ""))
 	case external && !oneOf(string(spec.ExternalTrafficPolicy), trafficPolicies):
 		errs = append(errs, field.NotSupported(specPath.Child("externalTrafficPolicy"), spec.ExternalTrafficPolicy, trafficPolicies))
+	}
+	hcPath := specPath.Child("healthCheckNodePort")
+	switch {
+	case !needsHealthCheck(svc) && spec.HealthCheckNodePort != 0:
+		errs = append(errs, field.Invalid(hcPath, spec.HealthCheckNodePort, "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"))
+	case needsHealthCheck(svc) && spec.HealthCheckNodePort == 0:
+		errs = append(errs, field.Required(hcPath, ""))
+	case needsHealthCheck(svc):
+		for _, msg := range validation.IsValidPortNum(int(spec.HealthCheckNodePort)) {
+			errs = append(errs, field.Invalid(hcPath, spec.HealthCheckNodePort, msg))
+		}
 	}
 	if p := spec.InternalTrafficPolicy; p == nil {
 		if spec.Type != corev1.ServiceTypeExternalName && spec.Type != "" {

@@ -110,6 +110,9 @@ func (s *serviceStorage) allocate(ctx context.Context, svc, old *corev1.Service,
 	if isHeadless(svc) && svc.Spec.Type == corev1.ServiceTypeClusterIP {
 		s.headlessFamilies(svc)
 	}
+	if err := s.allocateHealthCheck(ctx, svc, old, h, dryRun); err != nil {
+		return err
+	}
 	if !needsNodePorts(svc) {
 		return nil
 	}
@@ -138,6 +141,39 @@ func (s *serviceStorage) allocate(ctx context.Context, svc, old *corev1.Service,
 		n, _ := strconv.Atoi(port)
 		p.NodePort = int32(n)
 	}
+	return nil
+}
+
+// allocateHealthCheck gives a LoadBalancer Service with the Local
+// external traffic policy its health check node port, from the node
+// ports, unless old holds the one it has.
+func (s *serviceStorage) allocateHealthCheck(ctx context.Context, svc, old *corev1.Service, h *held, dryRun bool) error {
+	if !needsHealthCheck(svc) {
+		return nil
+	}
+	requested := ""
+	if p := svc.Spec.HealthCheckNodePort; p != 0 {
+		if old != nil && needsHealthCheck(old) && old.Spec.HealthCheckNodePort == p {
+			return nil
+		}
+		requested = strconv.Itoa(int(p))
+	}
+	port, err := s.alloc.NodePorts.Reserve(ctx, requested, svc.Namespace, svc.Name, dryRun)
+	if err != nil {
+		if requested == "" {
+			return apierrors.NewInternalError(fmt.Errorf("failed to allocate a healthCheckNodePort: %w", err))
+		}
+		msg := "provided port is already allocated"
+		if !errors.Is(err, allocator.ErrAllocated) {
+			msg = "provided port is not in the valid range"
+		}
+		return invalidService(svc.Name, field.Invalid(field.NewPath("spec", "healthCheckNodePort"), svc.Spec.HealthCheckNodePort, msg))
+	}
+	if !dryRun {
+		h.ports = append(h.ports, port)
+	}
+	n, _ := strconv.Atoi(port)
+	svc.Spec.HealthCheckNodePort = int32(n)
 	return nil
 }
 
@@ -280,11 +316,18 @@ func (s *serviceStorage) releaseDropped(before, after *corev1.Service) {
 			kept[p.NodePort] = true
 		}
 	}
-	for _, p := range before.Spec.Ports {
-		if p.NodePort != 0 && !kept[p.NodePort] {
-			h.ports = append(h.ports, strconv.Itoa(int(p.NodePort)))
+	if needsHealthCheck(after) {
+		kept[after.Spec.HealthCheckNodePort] = true
+	}
+	dropped := func(p int32) {
+		if p != 0 && !kept[p] {
+			h.ports = append(h.ports, strconv.Itoa(int(p)))
 		}
 	}
+	for _, p := range before.Spec.Ports {
+		dropped(p.NodePort)
+	}
+	dropped(before.Spec.HealthCheckNodePort)
 	s.release(h)
 }
 
