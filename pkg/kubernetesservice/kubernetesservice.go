@@ -140,14 +140,28 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	if err := r.ensureService(ctx); err != nil {
 		return err
 	}
-	if err := r.Sync(ctx); err != nil {
-		klog.FromContext(ctx).Error(err, "Reconciling the kubernetes Endpoints")
-	}
-	go r.run(ctx)
+	var lastErr string
+	r.logSync(ctx, &lastErr)
+	go r.run(ctx, lastErr)
 	return nil
 }
 
-func (r *Reconciler) run(ctx context.Context) {
+// logSync syncs and logs a failure unless it is the last one again: an
+// apiserver that advertises a loopback address, which Endpoints refuse as
+// kube's do, says so once instead of every Interval.
+func (r *Reconciler) logSync(ctx context.Context, lastErr *string) {
+	err := r.Sync(ctx)
+	switch {
+	case err == nil:
+		*lastErr = ""
+	case ctx.Err() != nil:
+	case err.Error() != *lastErr:
+		*lastErr = err.Error()
+		klog.FromContext(ctx).Error(err, "Reconciling the kubernetes Endpoints")
+	}
+}
+
+func (r *Reconciler) run(ctx context.Context, lastErr string) {
 	t := time.NewTicker(r.Interval)
 	defer t.Stop()
 	for {
@@ -163,9 +177,7 @@ func (r *Reconciler) run(ctx context.Context) {
 			if err := r.ensureService(ctx); err != nil && ctx.Err() == nil {
 				klog.FromContext(ctx).Error(err, "Reconciling the kubernetes Service")
 			}
-			if err := r.Sync(ctx); err != nil && ctx.Err() == nil {
-				klog.FromContext(ctx).Error(err, "Reconciling the kubernetes Endpoints")
-			}
+			r.logSync(ctx, &lastErr)
 		}
 	}
 }
