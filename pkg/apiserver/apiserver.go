@@ -56,6 +56,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/etcdserver"
 	"github.com/cronplane/cronplane/pkg/featuregate"
 	"github.com/cronplane/cronplane/pkg/kubeconfig"
+	"github.com/cronplane/cronplane/pkg/kubernetesservice"
 	"github.com/cronplane/cronplane/pkg/metrics"
 	"github.com/cronplane/cronplane/pkg/registry"
 	apiextensionsregistry "github.com/cronplane/cronplane/pkg/registry/apiextensions"
@@ -67,6 +68,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/registry/events"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	rbacregistry "github.com/cronplane/cronplane/pkg/registry/rbac"
+	"github.com/cronplane/cronplane/pkg/registry/readonly"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 	"github.com/cronplane/cronplane/pkg/storage"
 	"github.com/cronplane/cronplane/pkg/storage/cacher"
@@ -132,6 +134,9 @@ type Options struct {
 	// Logger receives the server's log; the zero Logger means klog's
 	// global one (--v, --logging-format).
 	Logger klog.Logger
+	// Services are the service ranges and the advertised address
+	// (kubernetesservice wiring).
+	Services kubernetesservice.Options
 }
 
 // DefaultOptions are the flag defaults.
@@ -149,6 +154,7 @@ func DefaultOptions() Options {
 		RequestMetrics:     true,
 		Profiling:          true,
 		Serving:            DefaultServingOptions(),
+		Services:           kubernetesservice.DefaultOptions(),
 	}
 }
 
@@ -195,6 +201,9 @@ type Server struct {
 	// requests; Close ends it.
 	background     context.Context
 	stopBackground context.CancelFunc
+	// serviceAccounts signs and verifies service account tokens, and
+	// serves issuer discovery.
+	serviceAccounts *serviceAccounts
 	// life holds the post-start hooks, the health checks' state, the
 	// in-flight limits and the graceful shutdown's account of requests.
 	life lifecycle
@@ -222,6 +231,12 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	// built once they serve.
 	escalation := &rbacregistry.Escalation{}
 	resources := append(builtinResources(escalation, opts.FeatureGates.Enabled(featuregate.CRDValidationRatcheting)), serviceAccounts.resource())
+	// kubernetesservice wiring (1/2): services, endpoints and their ranges.
+	serviceAlloc, services, err := serviceResources(opts)
+	if err != nil {
+		return nil, err
+	}
+	resources = append(resources, services...)
 	served, err := resolveServed(opts, resources)
 	if err != nil {
 		return nil, err
@@ -251,6 +266,9 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if err := s.connectEtcd(ctx); err != nil {
 		return nil, err
 	}
+	// The Service ranges' guards live in etcd.
+	serviceAlloc.ClusterIPs.Use(s.client)
+	serviceAlloc.NodePorts.Use(s.client)
 
 	tokens := authenticator.NewTokenSet()
 	if opts.TokenAuthFile != "" {
@@ -269,6 +287,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	s.Registry = registry.New()
 	// Service account tokens name accounts and secrets the registry serves.
 	serviceAccounts.registry = s.Registry
+	s.serviceAccounts = serviceAccounts
 	tokenAuth = append(tokenAuth, serviceAccounts.authenticator())
 	if err := s.installResources(resources, served); err != nil {
 		return nil, err
@@ -296,7 +315,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if err := s.AddPostStartHook("start-system-namespaces-controller", s.bootstrapNamespaces(metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease)); err != nil {
 		return nil, err
 	}
-	if err := s.AddPostStartHook("bootstrap-controller", s.bootstrapNamespaces(metav1.NamespaceDefault)); err != nil {
+	if err := s.AddPostStartHook("bootstrap-controller", s.startKubernetesService(serviceAlloc)); err != nil {
 		return nil, err
 	}
 	if index == nil {
@@ -379,6 +398,7 @@ func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool) []*g
 	resources = append(resources, coordination.Resources()...)
 	resources = append(resources, rbacregistry.Resources(escalation)...)
 	resources = append(resources, events.Resources()...)
+	resources = append(resources, readonly.Resources()...)
 	return append(resources, apiextensionsregistry.Resource(apiextensions.CheckSchema, ratcheting))
 }
 
@@ -516,9 +536,9 @@ func (g namespaceGetter) GetNamespace(ctx context.Context, name string, live boo
 	return storage.Unwrap(obj).(*corev1.Namespace), nil
 }
 
-// bootstrapNamespaces creates namespaces every cluster has, as
-// kube-apiserver writes them: the system ones (its post-start hook
-// start-system-namespaces-controller) and default (its
+// bootstrapNamespaces creates the system namespaces every cluster has,
+// as kube-apiserver's post-start hook start-system-namespaces-controller
+// does (default comes with the kubernetes Service, in
 // bootstrap-controller).
 func (s *Server) bootstrapNamespaces(names ...string) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
@@ -575,6 +595,7 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	if s.opts.Profiling {
 		installProfiling(r)
 	}
+	s.serviceAccounts.installIssuerDiscovery(r, func() string { return s.URL }, s.opts.Logger)
 	// As kube's, /version and the discovery documents answer with a
 	// trailing slash too (the e2e Discovery spec reads /apis/).
 	withSlash := func(path string, h http.HandlerFunc) {

@@ -92,6 +92,10 @@ type Options struct {
 	// of its own ServiceAccount in kube-system; leader election, discovery
 	// and the shared informers keep the manager's.
 	UseServiceAccountCredentials bool
+	// RootCAFile is the CA bundle the root CA publisher puts in every
+	// namespace; empty means the CA of the controller-manager's
+	// kubeconfig.
+	RootCAFile string
 }
 
 // DefaultOptions are kube's defaults.
