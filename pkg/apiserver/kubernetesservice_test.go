@@ -74,9 +74,11 @@ func TestKubernetesService_TwoServersShareEndpointsAndClusterIPs(t *testing.T) {
 	defer stop()
 	// Advertised addresses are only listed, never dialled; kube refuses
 	// loopback ones in Endpoints.
+	tlsFiles := etcd.ClientTLS()
 	on := func(ip string) func(*apiserver.Options) {
 		return func(o *apiserver.Options) {
 			o.EtcdServers = []string{etcd.ClientURL()}
+			o.EtcdTLS = apiserver.EtcdTLSOptions{CAFile: tlsFiles.CAFile, CertFile: tlsFiles.CertFile, KeyFile: tlsFiles.KeyFile}
 			o.Services.AdvertiseAddress = ip
 		}
 	}
