@@ -3,12 +3,10 @@ package integration
 import (
 	"context"
 	"crypto/tls"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -25,25 +23,17 @@ import (
 	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
 	"github.com/cronplane/cronplane/pkg/controller/cronjob"
 	"github.com/cronplane/cronplane/pkg/controllermanager"
+	"github.com/cronplane/cronplane/pkg/etcdserver/etcdtest"
 )
 
 var srv *apiservertest.Server
 
 func TestMain(m *testing.M) {
-	// make test-short leaves out what needs an etcd.
-	flag.Parse()
-	if testing.Short() {
-		fmt.Println("skipped in -short mode: these tests run an embedded etcd")
-		os.Exit(0)
-	}
-	var err error
-	if srv, err = apiservertest.New(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	srv.Stop()
-	os.Exit(code)
+	etcdtest.Main(m, func() (func(), error) {
+		var err error
+		srv, err = apiservertest.New()
+		return func() { srv.Stop() }, err
+	})
 }
 
 // aheadClock runs a minute and a bit ahead, so that a CronJob created now
