@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -180,7 +181,7 @@ func (c *customResources) serveLocked(crd *apiextensionsv1.CustomResourceDefinit
 	}
 	// Versions no longer served go.
 	for _, old := range c.served[crd.Name].gvrs {
-		if !containsGVR(gvrs, old) {
+		if !slices.Contains(gvrs, old) {
 			c.s.Registry.Remove(old)
 		}
 	}
@@ -198,15 +199,6 @@ func (c *customResources) unserveLocked(name string) {
 		c.s.uninstallResource(gvr)
 	}
 	klog.V(2).InfoS("No longer serving custom resource", "crd", name)
-}
-
-func containsGVR(list []schema.GroupVersionResource, gvr schema.GroupVersionResource) bool {
-	for _, g := range list {
-		if g == gvr {
-			return true
-		}
-	}
-	return false
 }
 
 // run hands each definition that changed to the controller, retrying

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path"
 	goruntime "runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,15 +115,6 @@ func DefaultOptions() Options {
 		APIBurst:               2000,
 		ContentType:            runtime.ContentTypeProtobuf,
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Run runs until ctx ends or leadership is lost.
@@ -361,7 +353,7 @@ func (c *checks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	names := append([]string{"ping"}, c.names...)
 	c.mu.Unlock()
 	if name := strings.TrimPrefix(r.URL.Path, "/healthz/"); name != r.URL.Path {
-		if !contains(names, name) {
+		if !slices.Contains(names, name) {
 			http.NotFound(w, r)
 			return
 		}

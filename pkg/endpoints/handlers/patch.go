@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"time"
 
 	jsonpatch "github.com/evanphx/json-patch"
@@ -57,7 +58,7 @@ func errPatchMediaType() error {
 // result goes through the same checks as a PUT.
 func (c *call) patch(p rest.Patcher) (int, runtime.Object, error) {
 	mt, _, err := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
-	if err != nil || !contains(patchTypes, mt) {
+	if err != nil || !slices.Contains(patchTypes, mt) {
 		return 0, nil, errPatchMediaType()
 	}
 	pt := types.PatchType(mt)
@@ -383,13 +384,4 @@ func intersect(raw, typed interface{}) interface{} {
 		return out
 	}
 	return typed
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
