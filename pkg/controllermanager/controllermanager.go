@@ -39,9 +39,9 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/cronplane/cronplane/pkg/certs"
-	"github.com/cronplane/cronplane/pkg/controller/cronjob"
 )
 
 // Options are the controller-manager's settings; cmd/controller-manager
@@ -77,7 +77,7 @@ type Options struct {
 	// value holds for all.
 	ShowHiddenMetricsForVersion string
 	// Clock overrides the cronjob controller's clock (tests).
-	Clock cronjob.Clock
+	Clock clock.PassiveClock
 	// Identity names this instance in the Lease; empty means hostname_uuid.
 	Identity string
 	// APIQPS and APIBurst bound the requests to the apiserver.

@@ -42,6 +42,8 @@ type aheadClock struct{}
 
 func (aheadClock) Now() time.Time { return time.Now().Add(61 * time.Second) }
 
+func (c aheadClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
 func start(t *testing.T, id string, leaderElect bool) context.CancelFunc {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
