@@ -33,7 +33,7 @@ func newCommand() *cobra.Command {
 	logging := logs.NewOptions()
 	cmd := &cobra.Command{
 		Use:          "controller-manager",
-		Short:        "Run the CronJob, garbage-collector and namespace controllers against an apiserver",
+		Short:        "Run the controllers against an apiserver: " + controllermanager.ControllerNames(),
 		SilenceUsage: true,
 		Args:         cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -48,7 +48,7 @@ func newCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Kubeconfig, "kubeconfig", opts.Kubeconfig, "kubeconfig of the apiserver to run against")
-	f.StringSliceVar(&opts.Controllers, "controllers", opts.Controllers, "controllers to run: '*' for all (cronjob-controller, garbage-collector-controller, namespace-controller; or cronjob, garbagecollector, namespace), 'name' to add one, '-name' to leave one out")
+	f.StringSliceVar(&opts.Controllers, "controllers", opts.Controllers, "controllers to run: '*' for all ("+controllermanager.ControllerNames()+"), 'name' to add one, '-name' to leave one out (an alias may stand for a name)")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "elect a leader among several instances through a Lease before running controllers")
 	f.DurationVar(&opts.LeaseDuration, "leader-elect-lease-duration", opts.LeaseDuration, "how long non-leaders wait before taking over an unrenewed lease")
 	f.DurationVar(&opts.RenewDeadline, "leader-elect-renew-deadline", opts.RenewDeadline, "how long the leader tries to renew before giving up")

@@ -126,3 +126,17 @@ func unserved(disc discovery.DiscoveryInterface, resources []schema.GroupVersion
 	}
 	return nil, nil
 }
+
+// ControllerNames lists the controllers for --help, each with its
+// aliases: "cronjob-controller (cronjob), ...".
+func ControllerNames() string {
+	var parts []string
+	for _, d := range Controllers() {
+		if len(d.Aliases) == 0 {
+			parts = append(parts, d.Name)
+			continue
+		}
+		parts = append(parts, d.Name+" ("+strings.Join(d.Aliases, ", ")+")")
+	}
+	return strings.Join(parts, ", ")
+}
