@@ -72,7 +72,7 @@ func dueCronJobs(t *testing.T, n int, clk clock.PassiveClock) (*Controller, *fak
 func TestWorker_CreatesEveryDueJobBeforeWritingStatuses(t *testing.T) {
 	const n = 20
 	tick := at("2026-11-23T10:01:00Z")
-	c, client, q := dueCronJobs(t, n, clocktesting.NewFakePassiveClock(tick.Add(2 * time.Second)))
+	c, client, q := dueCronJobs(t, n, clocktesting.NewFakePassiveClock(tick.Add(2*time.Second)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); c.worker(ctx) }()
