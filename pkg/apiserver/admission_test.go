@@ -75,7 +75,7 @@ func (o *observer) last(t *testing.T) admission.Attributes {
 // subresource, dryRun and the options.
 func TestAdmission_MutationsAreValidatedAndOwnedValidationSeesTheFinalObject(t *testing.T) {
 	obs := &observer{}
-	s := apiservertest.Start(t, func(o *apiserver.Options) { o.Admission = []admission.Interface{labeller{}, obs} })
+	s := apiservertest.Start(t, func(o *apiserver.Options) { o.Admission.Plugins = []admission.Interface{labeller{}, obs} })
 	ctx := context.Background()
 	cjs := s.Client.BatchV1().CronJobs("default")
 

@@ -73,85 +73,6 @@ import (
 	"github.com/cronplane/cronplane/pkg/storage/etcd3"
 )
 
-// Options are the apiserver's settings; cmd/apiserver binds them to flags.
-type Options struct {
-	// EtcdServers lists etcd client URLs; empty starts an embedded etcd in
-	// DataDir/etcd.
-	EtcdServers []string
-	// EtcdTLS authenticates the server to etcd and etcd to the server;
-	// empty files mean plain connections.
-	EtcdTLS     EtcdTLSOptions
-	DataDir     string
-	EtcdPrefix  string
-	BindAddress string
-	// SecurePort 0 picks a free port.
-	SecurePort int
-	// CertDir holds the generated CA and serving certificate; empty means
-	// DataDir/certs.
-	CertDir           string
-	TLSCertFile       string
-	TLSPrivateKeyFile string
-	TokenAuthFile     string
-	// ServiceAccounts configure service account tokens.
-	ServiceAccounts ServiceAccountOptions
-	// AnonymousAuth lets requests without credentials in as
-	// system:anonymous, for authorization to judge.
-	AnonymousAuth bool
-	// ClientCAFile verifies client certificates (CN the user, O the
-	// groups); empty trusts the CA the server generated, if it did.
-	ClientCAFile string
-	// AuthorizationModes are asked in order: RBAC, AlwaysAllow,
-	// AlwaysDeny.
-	AuthorizationModes []string
-	// ShowHiddenMetricsForVersion shows the metrics hidden in that (the
-	// previous) minor release.
-	ShowHiddenMetricsForVersion string
-	// RequestMetrics records the request metrics; off only to measure
-	// what they cost.
-	RequestMetrics bool
-	// Profiling serves Go's profiles at /debug/pprof/ (to whom
-	// authorization lets get those paths: system:masters, cluster-admin).
-	Profiling bool
-	// Audit configures the audit log (--audit-*).
-	Audit audit.Options
-	// Admission are plugins that run after the built-in ones, in order,
-	// in both phases (for embedders and tests).
-	Admission []admission.Interface
-	// MinRequestTimeout (seconds) bounds watches without timeoutSeconds; 0
-	// ends them at once.
-	MinRequestTimeout int64
-	// Serving sets the in-flight limits, the request timeout, the health
-	// checks and the graceful shutdown.
-	Serving ServingOptions
-	// CompactionInterval is how often etcd's history is compacted; 0 never.
-	CompactionInterval time.Duration
-	FeatureGates       *featuregate.Gates
-	// RuntimeConfig is --runtime-config: which built-in group versions and
-	// resources are served (see ResolveRuntimeConfig); nil serves them all.
-	RuntimeConfig map[string]string
-	// Logger receives the server's log; the zero Logger means klog's
-	// global one (--v, --logging-format).
-	Logger klog.Logger
-}
-
-// DefaultOptions are the flag defaults.
-func DefaultOptions() Options {
-	return Options{
-		DataDir:            ".cronplane",
-		EtcdPrefix:         "/registry",
-		BindAddress:        "127.0.0.1",
-		SecurePort:         6443,
-		MinRequestTimeout:  1800,
-		CompactionInterval: 5 * time.Minute,
-		FeatureGates:       featuregate.New(featuregate.Known),
-		AnonymousAuth:      true,
-		AuthorizationModes: []string{ModeRBAC},
-		RequestMetrics:     true,
-		Profiling:          true,
-		Serving:            DefaultServingOptions(),
-	}
-}
-
 // Server is a running apiserver.
 type Server struct {
 	opts     Options
@@ -200,31 +121,24 @@ type Server struct {
 	life lifecycle
 }
 
-// New prepares a server: etcd, certificates, credentials, resources and the
-// listener. Serve starts answering.
-func New(ctx context.Context, opts Options) (s *Server, err error) {
-	if opts.Logger.GetSink() == nil {
-		opts.Logger = klog.Background()
-	}
+// New prepares a server from a completed configuration: etcd,
+// certificates, credentials, resources and the listener. Serve starts
+// answering.
+func New(ctx context.Context, c CompletedConfig) (s *Server, err error) {
+	opts := c.Options
 	ctx = klog.NewContext(ctx, opts.Logger)
 	serviceAccounts, err := newServiceAccounts(opts.ServiceAccounts, opts.DataDir, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
 	serviceAccounts.tokenIDs = opts.FeatureGates.Enabled(featuregate.ServiceAccountTokenJTI)
-	if err := validateAuthorizationModes(opts.AuthorizationModes); err != nil {
-		return nil, err
-	}
-	if err := opts.Serving.Validate(); err != nil {
-		return nil, err
-	}
 	// The RBAC storages check escalations with the authorizer, which is
 	// built once they serve.
 	escalation := &rbacregistry.Escalation{}
 	resources := append(builtinResources(escalation, opts.FeatureGates.Enabled(featuregate.CRDValidationRatcheting)), serviceAccounts.resource())
-	served, err := resolveServed(opts, resources)
-	if err != nil {
-		return nil, err
+	served := c.served
+	if off := notServed(availableResources(), served); len(off) > 0 {
+		opts.Logger.Info("Not serving (--runtime-config)", "resources", off)
 	}
 	srv := &Server{opts: opts, closed: make(chan struct{}), caches: map[string]*cacher.Cache{}, stores: map[schema.GroupVersionResource]*generic.Store{}}
 	srv.background, srv.stopBackground = context.WithCancel(context.Background())
@@ -379,22 +293,6 @@ func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool) []*g
 	return append(resources, apiextensionsregistry.Resource(apiextensions.CheckSchema, ratcheting))
 }
 
-// resolveServed applies --runtime-config to the built-in resources.
-func resolveServed(opts Options, resources []*generic.Resource) (map[schema.GroupVersionResource]bool, error) {
-	available := make([]schema.GroupVersionResource, len(resources))
-	for i, res := range resources {
-		available[i] = res.GroupVersionResource()
-	}
-	served, err := ResolveRuntimeConfig(opts.RuntimeConfig, available)
-	if err != nil {
-		return nil, err
-	}
-	if off := notServed(available, served); len(off) > 0 {
-		opts.Logger.Info("Not serving (--runtime-config)", "resources", off)
-	}
-	return served, nil
-}
-
 // installResources registers the served built-in resources.
 func (s *Server) installResources(resources []*generic.Resource, served map[schema.GroupVersionResource]bool) error {
 	for _, res := range resources {
@@ -458,7 +356,7 @@ func (s *Server) admissionChain() admission.Chain {
 	chain := admission.Chain{
 		namespacelifecycle.New(namespaceGetter{s.Registry}),
 	}
-	return append(chain, s.opts.Admission...)
+	return append(chain, s.opts.Admission.Plugins...)
 }
 
 // storageFor returns the watch cache over etcd of a resource's storage;
@@ -549,7 +447,7 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	if s.opts.RequestMetrics {
 		requestMetrics = instrumentation.New(s.Metrics)
 	}
-	resources := &handlers.Handler{Registry: s.Registry, Admission: s.admissionChain(), MinRequestTimeout: s.opts.MinRequestTimeout, FeatureGates: s.opts.FeatureGates, Authorizer: authz, Metrics: requestMetrics}
+	resources := &handlers.Handler{Registry: s.Registry, Admission: s.admissionChain(), MinRequestTimeout: s.opts.Serving.MinRequestTimeout, FeatureGates: s.opts.FeatureGates, Authorizer: authz, Metrics: requestMetrics}
 	disc := &discovery.Handler{Registry: s.Registry}
 	// Paths are taken as sent: an unclean path is not redirected (a client
 	// following the redirect could turn DELETE .../cronjobs/. into a
@@ -655,9 +553,6 @@ func (s *Server) tlsConfig() (*tls.Config, error) {
 	certFile, keyFile := s.opts.TLSCertFile, s.opts.TLSPrivateKeyFile
 	if certFile == "" || keyFile == "" {
 		dir := s.opts.CertDir
-		if dir == "" {
-			dir = filepath.Join(s.opts.DataDir, "certs")
-		}
 		var hosts []string
 		if s.opts.BindAddress != "" {
 			hosts = append(hosts, s.opts.BindAddress)

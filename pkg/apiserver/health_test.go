@@ -82,9 +82,13 @@ func startServer(t *testing.T, mutate func(*apiserver.Options), beforeServe func
 	if mutate != nil {
 		mutate(&opts)
 	}
+	c, err := opts.Complete()
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	s, err := apiserver.New(ctx, opts)
+	s, err := apiserver.New(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,6 +61,18 @@ func (o *ServiceAccountOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.MaxTokenExpiration, "service-account-max-token-expiration", o.MaxTokenExpiration, "longest lifetime a TokenRequest gets; longer requests are shortened to it (0: no limit)")
 }
 
+// Validate refuses what kube-apiserver refuses.
+func (o *ServiceAccountOptions) Validate() error {
+	var errs []error
+	if len(o.Issuers) > 0 {
+		errs = append(errs, validateIssuers(o.Issuers))
+	}
+	if m := o.MaxTokenExpiration; m != 0 && (m < time.Hour || m > (1<<32)*time.Second) {
+		errs = append(errs, errors.New("the service-account-max-token-expiration must be between 1 hour and 2^32 seconds"))
+	}
+	return errors.Join(errs...)
+}
+
 // generatedSigningKey is the file in the data directory that holds the
 // signing key when none is given.
 const generatedSigningKey = "service-account.key"
@@ -81,22 +93,10 @@ type serviceAccounts struct {
 	registry *registry.Registry
 }
 
-// newServiceAccounts checks the options and loads the keys, generating the
-// signing key in dataDir when none is given.
+// newServiceAccounts loads the keys of the completed options, generating
+// the signing key in dataDir when none is given.
 func newServiceAccounts(o ServiceAccountOptions, dataDir string, logger klog.Logger) (*serviceAccounts, error) {
 	sa := &serviceAccounts{issuers: o.Issuers, audiences: o.APIAudiences, maxExpiration: o.MaxTokenExpiration}
-	if len(sa.issuers) == 0 {
-		sa.issuers = []string{serviceaccount.DefaultIssuer}
-	}
-	if err := validateIssuers(sa.issuers); err != nil {
-		return nil, err
-	}
-	if len(sa.audiences) == 0 {
-		sa.audiences = sa.issuers
-	}
-	if m := o.MaxTokenExpiration; m != 0 && (m < time.Hour || m > (1<<32)*time.Second) {
-		return nil, errors.New("the service-account-max-token-expiration must be between 1 hour and 2^32 seconds")
-	}
 	keyFile := o.SigningKeyFile
 	if keyFile == "" {
 		keyFile = filepath.Join(dataDir, generatedSigningKey)

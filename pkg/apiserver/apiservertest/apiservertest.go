@@ -56,8 +56,13 @@ func New(mutate ...func(*apiserver.Options)) (*Server, error) {
 	for _, m := range mutate {
 		m(&opts)
 	}
+	c, err := opts.Complete()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	srv, err := apiserver.New(ctx, opts)
+	srv, err := apiserver.New(ctx, c)
 	cancel()
 	if err != nil {
 		os.RemoveAll(dir)
