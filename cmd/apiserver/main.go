@@ -51,8 +51,7 @@ func newCommand() *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			klog.InfoS("apiserver ready", "url", s.URL, "kubeconfig", s.KubeconfigPath)
-			return s.Serve(ctx)
+			return s.Run(ctx)
 		},
 	}
 	opts.AddFlags(cmd.Flags())
@@ -62,7 +61,7 @@ func newCommand() *cobra.Command {
 }
 
 // signalContext ends at the first SIGTERM or interrupt, which starts the
-// graceful shutdown (see apiserver.Server.Serve); a second signal exits at
+// graceful shutdown (see apiserver.Server.Run); a second signal exits at
 // once, with code 1, as kube-apiserver does.
 func signalContext() context.Context {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -88,15 +88,20 @@ type serviceAccounts struct {
 	// tokenIDs is kube's ServiceAccountTokenJTI gate: tokens carry a jti,
 	// which names the credential of those they authenticate.
 	tokenIDs bool
-	// registry serves the accounts and secrets tokens name; New sets it
-	// once it exists, before any request.
-	registry *registry.Registry
+	// objects serve the accounts and secrets tokens name.
+	objects resourceLookup
+}
+
+// resourceLookup finds what serves a resource: the server's registry.
+type resourceLookup interface {
+	Lookup(gvr schema.GroupVersionResource) (*registry.Entry, bool)
 }
 
 // newServiceAccounts loads the keys of the completed options, generating
-// the signing key in dataDir when none is given.
-func newServiceAccounts(o ServiceAccountOptions, dataDir string, logger klog.Logger) (*serviceAccounts, error) {
-	sa := &serviceAccounts{issuers: o.Issuers, audiences: o.APIAudiences, maxExpiration: o.MaxTokenExpiration}
+// the signing key in dataDir when none is given; tokens name objects
+// that objects serve, and carry IDs when tokenIDs is on.
+func newServiceAccounts(o ServiceAccountOptions, dataDir string, objects resourceLookup, tokenIDs bool, logger klog.Logger) (*serviceAccounts, error) {
+	sa := &serviceAccounts{issuers: o.Issuers, audiences: o.APIAudiences, maxExpiration: o.MaxTokenExpiration, objects: objects, tokenIDs: tokenIDs}
 	keyFile := o.SigningKeyFile
 	if keyFile == "" {
 		keyFile = filepath.Join(dataDir, generatedSigningKey)
@@ -210,7 +215,7 @@ var (
 // miss, which may be an object the cache has not seen yet, is read again
 // as it is now, as kube falls back to a live lookup.
 func (sa *serviceAccounts) get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, cached bool) (runtime.Object, error) {
-	e, ok := sa.registry.Lookup(gvr)
+	e, ok := sa.objects.Lookup(gvr)
 	if !ok {
 		return nil, fmt.Errorf("%s are not served", gvr.Resource)
 	}

@@ -71,7 +71,14 @@ func New(mutate ...func(*apiserver.Options)) (*Server, error) {
 	s := &Server{Server: srv, dir: dir, dataDir: opts.DataDir, done: make(chan error, 1)}
 	var serveCtx context.Context
 	serveCtx, s.cancel = context.WithCancel(context.Background())
-	go func() { s.done <- srv.Serve(serveCtx) }()
+	go func() { s.done <- srv.Run(serveCtx) }()
+	select {
+	case <-srv.Listening():
+	case err := <-s.done:
+		s.cancel = nil
+		s.Stop()
+		return nil, err
+	}
 	s.Config = &rest.Config{
 		Host:            srv.URL,
 		BearerToken:     srv.AdminToken,
