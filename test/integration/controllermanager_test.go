@@ -36,6 +36,20 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// runControllerManager runs a controller-manager as the command does:
+// options completed, manager wired, then run until ctx ends.
+func runControllerManager(ctx context.Context, opts controllermanager.Options) error {
+	c, err := opts.Complete()
+	if err != nil {
+		return err
+	}
+	m, err := controllermanager.New(c)
+	if err != nil {
+		return err
+	}
+	return m.Run(ctx)
+}
+
 // aheadClock runs a minute and a bit ahead, so that a CronJob created now
 // on "* * * * *" is due at once.
 type aheadClock struct{}
@@ -60,7 +74,7 @@ func start(t *testing.T, id string, leaderElect bool) context.CancelFunc {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := controllermanager.Run(ctx, opts); err != nil {
+		if err := runControllerManager(ctx, opts); err != nil {
 			t.Logf("controller-manager %s: %v", id, err)
 		}
 	}()
@@ -284,7 +298,7 @@ func runServingWith(t *testing.T, kubeconfig string, configure func(*controllerm
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := controllermanager.Run(ctx, opts); err != nil {
+		if err := runControllerManager(ctx, opts); err != nil {
 			t.Logf("controller-manager: %v", err)
 		}
 	}()
