@@ -23,7 +23,7 @@ import (
 )
 
 // The expectations below are what kube-apiserver v1.29 answered to the
-// same requests (reference run, /work/shared/reference).
+// same requests (reference run, ../shared/reference from the repository root).
 
 // probeCRD has printer columns of every type, with filters, wildcards,
 // recursive descent and a quoted key, a column whose path does not parse

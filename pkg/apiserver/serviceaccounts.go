@@ -68,6 +68,23 @@ func (o *ServiceAccountOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.JWKSURI, "service-account-jwks-uri", o.JWKSURI, "https URL of the service account keys that /.well-known/openid-configuration names (default: this server's /openid/v1/jwks)")
 }
 
+// Validate refuses what kube-apiserver refuses.
+func (o *ServiceAccountOptions) Validate() error {
+	var errs []error
+	if len(o.Issuers) > 0 {
+		errs = append(errs, validateIssuers(o.Issuers))
+	}
+	if m := o.MaxTokenExpiration; m != 0 && (m < time.Hour || m > (1<<32)*time.Second) {
+		errs = append(errs, errors.New("the service-account-max-token-expiration must be between 1 hour and 2^32 seconds"))
+	}
+	if o.JWKSURI != "" {
+		if u, err := url.Parse(o.JWKSURI); err != nil || u.Scheme != "https" {
+			errs = append(errs, fmt.Errorf("service-account-jwks-uri requires https scheme, parsed as: %q", o.JWKSURI))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // generatedSigningKey is the file in the data directory that holds the
 // signing key when none is given.
 const generatedSigningKey = "service-account.key"
@@ -84,32 +101,20 @@ type serviceAccounts struct {
 	// tokenIDs is kube's ServiceAccountTokenJTI gate: tokens carry a jti,
 	// which names the credential of those they authenticate.
 	tokenIDs bool
-	// registry serves the accounts and secrets tokens name; New sets it
-	// once it exists, before any request.
-	registry *registry.Registry
+	// objects serve the accounts and secrets tokens name.
+	objects resourceLookup
 }
 
-// newServiceAccounts checks the options and loads the keys, generating the
-// signing key in dataDir when none is given.
-func newServiceAccounts(o ServiceAccountOptions, dataDir string, logger klog.Logger) (*serviceAccounts, error) {
-	sa := &serviceAccounts{issuers: o.Issuers, audiences: o.APIAudiences, maxExpiration: o.MaxTokenExpiration, jwksURI: o.JWKSURI}
-	if o.JWKSURI != "" {
-		if u, err := url.Parse(o.JWKSURI); err != nil || u.Scheme != "https" {
-			return nil, fmt.Errorf("service-account-jwks-uri requires https scheme, parsed as: %q", o.JWKSURI)
-		}
-	}
-	if len(sa.issuers) == 0 {
-		sa.issuers = []string{serviceaccount.DefaultIssuer}
-	}
-	if err := validateIssuers(sa.issuers); err != nil {
-		return nil, err
-	}
-	if len(sa.audiences) == 0 {
-		sa.audiences = sa.issuers
-	}
-	if m := o.MaxTokenExpiration; m != 0 && (m < time.Hour || m > (1<<32)*time.Second) {
-		return nil, errors.New("the service-account-max-token-expiration must be between 1 hour and 2^32 seconds")
-	}
+// resourceLookup finds what serves a resource: the server's registry.
+type resourceLookup interface {
+	Lookup(gvr schema.GroupVersionResource) (*registry.Entry, bool)
+}
+
+// newServiceAccounts loads the keys of the completed options, generating
+// the signing key in dataDir when none is given; tokens name objects
+// that objects serve, and carry IDs when tokenIDs is on.
+func newServiceAccounts(o ServiceAccountOptions, dataDir string, objects resourceLookup, tokenIDs bool, logger klog.Logger) (*serviceAccounts, error) {
+	sa := &serviceAccounts{issuers: o.Issuers, audiences: o.APIAudiences, maxExpiration: o.MaxTokenExpiration, jwksURI: o.JWKSURI, objects: objects, tokenIDs: tokenIDs}
 	keyFile := o.SigningKeyFile
 	if keyFile == "" {
 		keyFile = filepath.Join(dataDir, generatedSigningKey)
@@ -223,7 +228,7 @@ var (
 // miss, which may be an object the cache has not seen yet, is read again
 // as it is now, as kube falls back to a live lookup.
 func (sa *serviceAccounts) get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, cached bool) (runtime.Object, error) {
-	e, ok := sa.registry.Lookup(gvr)
+	e, ok := sa.objects.Lookup(gvr)
 	if !ok {
 		return nil, fmt.Errorf("%s are not served", gvr.Resource)
 	}

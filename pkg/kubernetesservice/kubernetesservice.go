@@ -11,6 +11,7 @@
 package kubernetesservice
 
 import (
+	"errors"
 	"context"
 	"fmt"
 	"net"
@@ -65,6 +66,17 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "CIDR from which Services get their cluster IPs; the kubernetes Service gets its first address")
 	fs.StringVar(&o.ServiceNodePortRange, "service-node-port-range", o.ServiceNodePortRange, "range of ports (first-last, inclusive) NodePort and LoadBalancer Services get their node ports from")
 	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "IP address listed in the kubernetes Endpoints for this apiserver (default: --bind-address, or 127.0.0.1 when that is unspecified)")
+}
+
+// Validate reports the ranges and the address that do not parse.
+func (o Options) Validate() error {
+	_, errRange := o.ClusterIPRange()
+	_, _, errPorts := o.NodePortRange()
+	var errAddr error
+	if o.AdvertiseAddress != "" {
+		_, errAddr = o.Advertised("")
+	}
+	return errors.Join(errRange, errPorts, errAddr)
 }
 
 // ClusterIPRange parses ServiceClusterIPRange.

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // ScheduledTimestampAnnotation records on a Job the time it was scheduled for.
@@ -35,13 +36,6 @@ const ScheduledTimestampAnnotation = "batch.kubernetes.io/cronjob-scheduled-time
 // finds nothing due and requeues for the rest). kube waits 100 ms, which
 // every Job of the tick then carries in its creation skew.
 const nextTickMargin = 10 * time.Millisecond
-
-// Clock tells the time; tests inject a fake one.
-type Clock interface{ Now() time.Time }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
 
 // Observer records values, as a Prometheus histogram does.
 type Observer interface{ Observe(float64) }
@@ -69,7 +63,7 @@ type Controller struct {
 	synced   []cache.InformerSynced
 	queue    workqueue.RateLimitingInterface
 	recorder record.EventRecorder
-	clock    Clock
+	clock    clock.PassiveClock
 	// skew records, for each Job created, the seconds from its scheduled
 	// time to its creation; nil records nothing.
 	skew Observer
@@ -111,9 +105,9 @@ type statusWrite struct {
 // records into skew the seconds from each Job's scheduled time to its
 // creation (the controller-manager's
 // cronjob_controller_job_creation_skew_duration_seconds); skew may be nil.
-func New(client kubernetes.Interface, cronJobs batchinformers.CronJobInformer, jobs batchinformers.JobInformer, recorder record.EventRecorder, clock Clock, skew Observer) (*Controller, error) {
-	if clock == nil {
-		clock = realClock{}
+func New(client kubernetes.Interface, cronJobs batchinformers.CronJobInformer, jobs batchinformers.JobInformer, recorder record.EventRecorder, clk clock.PassiveClock, skew Observer) (*Controller, error) {
+	if clk == nil {
+		clk = clock.RealClock{}
 	}
 	c := &Controller{
 		client:   client,
@@ -122,7 +116,7 @@ func New(client kubernetes.Interface, cronJobs batchinformers.CronJobInformer, j
 		synced:   []cache.InformerSynced{cronJobs.Informer().HasSynced, jobs.Informer().HasSynced},
 		queue:    workqueue.NewNamedRateLimitingQueue(workqueue.DefaultControllerRateLimiter(), "cronjob"),
 		recorder: recorder,
-		clock:    clock,
+		clock:    clk,
 		skew:     skew,
 		local:    time.Local,
 	}

@@ -20,11 +20,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
 )
-
-type fakeClock struct{ t time.Time }
-
-func (f fakeClock) Now() time.Time { return f.t }
 
 func at(s string) time.Time {
 	t, err := time.Parse(time.RFC3339, s)
@@ -89,7 +86,7 @@ func runAgainst(t *testing.T, cj, live *batchv1.CronJob, now time.Time, jobs ...
 	}
 	client := fake.NewSimpleClientset(objs...)
 	rec := record.NewFakeRecorder(100)
-	c := &Controller{client: client, recorder: rec, clock: fakeClock{now}, local: time.UTC}
+	c := &Controller{client: client, recorder: rec, clock: clocktesting.NewFakePassiveClock(now), local: time.UTC}
 	cj = cj.DeepCopy()
 	c.cleanupFinishedJobs(context.Background(), cj, jobs)
 	requeue, _, err := c.syncCronJob(context.Background(), cj, jobs)
@@ -345,7 +342,7 @@ func TestSync_StatusConflictKeepsCreatedJobActive(t *testing.T) {
 			}
 			rec := record.NewFakeRecorder(100)
 			c := &Controller{client: client, cronJobs: batchlisters.NewCronJobLister(cronJobs), jobs: jobs,
-				recorder: rec, clock: fakeClock{second.Add(5 * time.Second)}, local: time.UTC}
+				recorder: rec, clock: clocktesting.NewFakePassiveClock(second.Add(5 * time.Second)), local: time.UTC}
 
 			// Like the controller, go on after an error: it requeues.
 			_, firstErr := c.sync(context.Background(), "ns/cj")
@@ -445,7 +442,7 @@ func TestSync_FailurePartWayStillWritesTheStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Controller{client: client, cronJobs: batchlisters.NewCronJobLister(cronJobs), jobs: jobs,
-		recorder: record.NewFakeRecorder(100), clock: fakeClock{second.Add(5 * time.Second)}, local: time.UTC}
+		recorder: record.NewFakeRecorder(100), clock: clocktesting.NewFakePassiveClock(second.Add(5 * time.Second)), local: time.UTC}
 
 	if _, err := c.sync(context.Background(), "ns/cj"); !apierrors.IsServiceUnavailable(err) {
 		t.Fatalf("sync: %v, want the refused create's error (to requeue)", err)
@@ -483,7 +480,7 @@ func TestSync_ObservesTheCreationSkewOfEachJobCreated(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			skew := &observed{}
 			client := fake.NewSimpleClientset(append([]runtime.Object{cj}, tc.existing...)...)
-			c := &Controller{client: client, recorder: record.NewFakeRecorder(100), clock: fakeClock{tc.now}, skew: skew, local: time.UTC}
+			c := &Controller{client: client, recorder: record.NewFakeRecorder(100), clock: clocktesting.NewFakePassiveClock(tc.now), skew: skew, local: time.UTC}
 			if _, _, err := c.syncCronJob(context.Background(), cj.DeepCopy(), nil); err != nil {
 				t.Fatal(err)
 			}
@@ -537,7 +534,7 @@ func TestSync_FindsItsJobsThroughTheControllerIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Controller{client: client, cronJobs: batchlisters.NewCronJobLister(cronJobs), jobs: jobs,
-		recorder: record.NewFakeRecorder(100), clock: fakeClock{tick.Add(time.Second)}, local: time.UTC}
+		recorder: record.NewFakeRecorder(100), clock: clocktesting.NewFakePassiveClock(tick.Add(time.Second)), local: time.UTC}
 	if _, err := c.sync(context.Background(), "ns/cj"); err != nil {
 		t.Fatal(err)
 	}
@@ -591,7 +588,7 @@ func TestSync_ReportsEachCompletedJobOnceInKubesOrder(t *testing.T) {
 			}
 			rec := record.NewFakeRecorder(100)
 			c := &Controller{client: client, cronJobs: batchlisters.NewCronJobLister(cronJobs), jobs: jobs,
-				recorder: rec, clock: fakeClock{created.Add(time.Hour)}, local: time.UTC}
+				recorder: rec, clock: clocktesting.NewFakePassiveClock(created.Add(time.Hour)), local: time.UTC}
 			for i := 0; i < tc.syncs; i++ {
 				if _, err := c.sync(context.Background(), "ns/cj"); err != nil {
 					t.Fatalf("sync %d: %v", i, err)

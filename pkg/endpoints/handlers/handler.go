@@ -13,6 +13,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -295,7 +296,7 @@ func servesPath(s rest.Storage, named, subresource, allNamespaces bool) bool {
 
 func anyOf(verbs []string, want ...string) bool {
 	for _, w := range want {
-		if contains(verbs, w) {
+		if slices.Contains(verbs, w) {
 			return true
 		}
 	}

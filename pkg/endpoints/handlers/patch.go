@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"sort"
 	"time"
 
@@ -58,11 +59,11 @@ func errPatchMediaType() error {
 // result goes through the same checks as a PUT.
 func (c *call) patch(p rest.Patcher) (int, runtime.Object, error) {
 	mt, _, err := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
-	if err != nil || !contains(patchTypes, mt) {
+	if err != nil || !slices.Contains(patchTypes, mt) {
 		return 0, nil, errPatchMediaType()
 	}
 	pt := types.PatchType(mt)
-	if served := c.entry.PatchTypes(); !contains(served, mt) {
+	if served := c.entry.PatchTypes(); !slices.Contains(served, mt) {
 		// kube names what the resource takes, for a custom resource's
 		// subresources (its Scale) too.
 		return 0, nil, errUnsupportedMediaType(served...)
@@ -424,13 +425,4 @@ func intersect(raw, typed interface{}) interface{} {
 		return out
 	}
 	return typed
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

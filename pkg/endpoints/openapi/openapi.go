@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -170,7 +171,7 @@ func addPaths(paths map[string]interface{}, res *registry.Entry, s *schemas, obj
 	verbs := registry.Verbs(res.Storage)
 	pathParams := []map[string]interface{}{}
 	if res.Namespaced {
-		if contains(verbs, "list") {
+		if slices.Contains(verbs, "list") {
 			paths[collection] = map[string]interface{}{
 				"get": op(res.Kind, s, "list", gvk, listName, listParams, media),
 			}
@@ -235,15 +236,6 @@ func addPath(paths map[string]interface{}, path string, ops map[string]interface
 	}
 	ops["parameters"] = params
 	paths[path] = ops
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // mediaTypes are the content types of a resource's operations.

@@ -7,6 +7,7 @@
 package apiextensions
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -134,7 +135,7 @@ func (s Strategy) PrepareForUpdate(obj, old runtime.Object) {
 		dropOptionalOldSelf(crd)
 	}
 	// A new storage version is recorded as stored from now on.
-	if v := crd.Spec.StorageVersion(); v != "" && !contains(crd.Status.StoredVersions, v) {
+	if v := crd.Spec.StorageVersion(); v != "" && !slices.Contains(crd.Status.StoredVersions, v) {
 		crd.Status.StoredVersions = append(crd.Status.StoredVersions, v)
 	}
 }
@@ -155,7 +156,7 @@ func (Strategy) PrepareForDelete(obj runtime.Object) bool {
 	if crd.DeletionTimestamp != nil {
 		return false
 	}
-	if !contains(crd.Finalizers, apiextensionsv1.CleanupFinalizer) {
+	if !slices.Contains(crd.Finalizers, apiextensionsv1.CleanupFinalizer) {
 		crd.Finalizers = append(crd.Finalizers, apiextensionsv1.CleanupFinalizer)
 	}
 	crd.Status.SetCondition(apiextensionsv1.CustomResourceDefinitionCondition{
@@ -174,15 +175,6 @@ type statusStrategy struct{ generic.StatusStrategy }
 func (statusStrategy) ValidateUpdate(obj, _ runtime.Object) field.ErrorList {
 	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
 	return validateNames(&crd.Status.AcceptedNames, field.NewPath("status", "acceptedNames"))
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // optionalOldSelf is a rule's field behind kube's CRDValidationRatcheting
