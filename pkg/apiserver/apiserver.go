@@ -372,6 +372,7 @@ func (s *Server) connectEtcd(ctx context.Context) error {
 // ratcheting is the CRDValidationRatcheting gate.
 func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool) []*generic.Resource {
 	resources := []*generic.Resource{core.NamespaceResource(), core.EventResource(), core.ConfigMapResource(), core.SecretResource()}
+	resources = append(resources, core.WorkloadResources()...)
 	resources = append(resources, batch.Resources()...)
 	resources = append(resources, coordination.Resources()...)
 	resources = append(resources, rbacregistry.Resources(escalation)...)
