@@ -43,11 +43,12 @@ func PodResource() *generic.Resource {
 			Table:            podTable,
 			Default:          defaultPod,
 		},
-		Codec:            codec.Protobuf(gvk, newFunc),
-		Strategy:         podStrategy{},
-		Subresources:     map[string]generic.Strategy{"status": podStatusStrategy{}},
-		SelectableFields: podSelectableFields,
-		FieldLabels:      podFieldLabels,
+		Codec:               codec.Protobuf(gvk, newFunc),
+		Strategy:            podStrategy{},
+		Subresources:        map[string]generic.Strategy{"status": podStatusStrategy{}},
+		SelectableFields:    podSelectableFields,
+		FieldLabels:         podFieldLabels,
+		ReturnDeletedObject: true,
 	}
 }
 
@@ -145,6 +146,25 @@ func (podStrategy) WarningsOnCreate(obj runtime.Object) []string {
 
 func (podStrategy) WarningsOnUpdate(obj, _ runtime.Object) []string {
 	return podspec.PodWarnings(obj.(*corev1.Pod))
+}
+
+// GracePeriod gives a pod on a node the seconds asked for, or its
+// terminationGracePeriodSeconds, for its node agent to stop it; a pod on
+// no node, or one that has finished, has nothing to stop and goes at once.
+func (podStrategy) GracePeriod(obj runtime.Object, requested *int64) int64 {
+	pod := obj.(*corev1.Pod)
+	if pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return 0
+	}
+	switch {
+	case requested != nil:
+		return *requested
+	case pod.Spec.TerminationGracePeriodSeconds != nil && *pod.Spec.TerminationGracePeriodSeconds >= 0:
+		return *pod.Spec.TerminationGracePeriodSeconds
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		return 1
+	}
+	return 0
 }
 
 // podUpdateForbidden opens kube's error for a change of a Pod's spec

@@ -60,8 +60,12 @@ func TestPodValidateUpdate_OnlyWhatKubeLetsChange(t *testing.T) {
 		{"toleration added", nil, func(p *corev1.Pod) {
 			p.Spec.Tolerations = []corev1.Toleration{{Key: "a", Operator: corev1.TolerationOpExists}}
 		}, nil},
-		{"toleration replaced", func(p *corev1.Pod) { p.Spec.Tolerations = []corev1.Toleration{{Key: "a", Operator: corev1.TolerationOpExists}} },
-			func(p *corev1.Pod) { p.Spec.Tolerations = []corev1.Toleration{{Key: "b", Operator: corev1.TolerationOpExists}} },
+		{"toleration replaced", func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "a", Operator: corev1.TolerationOpExists}}
+		},
+			func(p *corev1.Pod) {
+				p.Spec.Tolerations = []corev1.Toleration{{Key: "b", Operator: corev1.TolerationOpExists}}
+			},
 			[]string{"spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds"}},
 		{"scheduling gate added", nil, func(p *corev1.Pod) { p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "g"}} },
 			[]string{"spec.schedulingGates[0].name: Forbidden: only deletion is allowed, but found new scheduling gate 'g'"}},
@@ -272,6 +276,35 @@ func TestPodTable_StatusWordAsKubectlShowsIt(t *testing.T) {
 				if got[i] != tc.want[i] {
 					t.Fatalf("cells %q, want %q", got, tc.want)
 				}
+			}
+		})
+	}
+}
+
+func TestPodGracePeriod_OnlyForAPodANodeRuns(t *testing.T) {
+	seconds := func(v int64) *int64 { return &v }
+	cases := []struct {
+		name      string
+		node      string
+		phase     corev1.PodPhase
+		own       *int64
+		requested *int64
+		want      int64
+	}{
+		{"unbound", "", corev1.PodPending, seconds(30), nil, 0},
+		{"unbound, grace asked", "", corev1.PodPending, seconds(30), seconds(10), 0},
+		{"bound, the pod's own", "n1", corev1.PodRunning, seconds(30), nil, 30},
+		{"bound, grace asked", "n1", corev1.PodRunning, seconds(30), seconds(5), 5},
+		{"bound, zero asked", "n1", corev1.PodRunning, seconds(30), seconds(0), 0},
+		{"succeeded", "n1", corev1.PodSucceeded, seconds(30), nil, 0},
+		{"failed", "n1", corev1.PodFailed, seconds(30), seconds(10), 0},
+		{"no grace of its own", "n1", corev1.PodRunning, nil, nil, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &corev1.Pod{Spec: corev1.PodSpec{NodeName: tc.node, TerminationGracePeriodSeconds: tc.own}, Status: corev1.PodStatus{Phase: tc.phase}}
+			if got := (podStrategy{}).GracePeriod(pod, tc.requested); got != tc.want {
+				t.Fatalf("grace period %d, want %d", got, tc.want)
 			}
 		})
 	}
