@@ -49,6 +49,9 @@ func PodResource() *generic.Resource {
 		SelectableFields:    podSelectableFields,
 		FieldLabels:         podFieldLabels,
 		ReturnDeletedObject: true,
+		Serve: func(s *generic.Store) (rest.Storage, map[string]rest.Storage) {
+			return s, map[string]rest.Storage{"status": s.Subresource("status"), "binding": &bindingStorage{pods: s}}
+		},
 	}
 }
 
@@ -480,12 +483,12 @@ func validateIPList[T any](ips []string, values []T, path *field.Path) field.Err
 		errs = append(errs, field.InternalError(path, fmt.Errorf("failed to check for dual stack with error:%v", err)))
 	}
 	if !dual || len(ips) > 2 {
-		errs = append(errs, field.Invalid(path, values, "may specify no more than one IP for each IP family"))
+		errs = append(errs, field.Invalid(path, podspec.InternalValue(values), "may specify no more than one IP for each IP family"))
 	}
 	seen := map[string]bool{}
 	for i, ip := range ips {
 		if seen[ip] {
-			errs = append(errs, field.Duplicate(path.Index(i), values[i]))
+			errs = append(errs, field.Duplicate(path.Index(i), podspec.InternalValue(values[i])))
 		}
 		seen[ip] = true
 	}

@@ -153,7 +153,7 @@ func TestPodStatusUpdate_KeepsSpecAndChecksStatus(t *testing.T) {
 		}, []string{`metadata.conditions[0].Type: Invalid value: "my bad": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`}},
 		{"two IPv4", corev1.RestartPolicyAlways, nil, func(p *corev1.Pod) {
 			p.Status.PodIPs = []corev1.PodIP{{IP: "10.0.0.1"}, {IP: "10.0.0.2"}}
-		}, []string{`status.podIPs: Invalid value: []v1.PodIP{v1.PodIP{IP:"10.0.0.1"}, v1.PodIP{IP:"10.0.0.2"}}: may specify no more than one IP for each IP family`}},
+		}, []string{`status.podIPs: Invalid value: []core.PodIP{core.PodIP{IP:"10.0.0.1"}, core.PodIP{IP:"10.0.0.2"}}: may specify no more than one IP for each IP family`}},
 		{"hostIPs apart from hostIP", corev1.RestartPolicyAlways, nil, func(p *corev1.Pod) {
 			p.Status.HostIP, p.Status.HostIPs = "1.2.3.4", []corev1.HostIP{{IP: "1.2.3.5"}}
 		}, []string{"status.hostIPs[0].ip: Invalid value: \"1.2.3.5\": must be equal to `hostIP`"}},

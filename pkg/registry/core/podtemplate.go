@@ -112,5 +112,5 @@ func containerCells(cs []corev1.Container) (names, images string) {
 // WorkloadResources are the core/v1 resources of pods and what they run
 // on, in kube's discovery order.
 func WorkloadResources() []*generic.Resource {
-	return []*generic.Resource{PodResource(), PodTemplateResource()}
+	return []*generic.Resource{NodeResource(), PodResource(), PodTemplateResource()}
 }
