@@ -1,0 +1,172 @@
+package apiserver_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func busyboxPod(name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
+	}
+}
+
+func TestPods_CreateDefaultsAndStatus(t *testing.T) {
+	ns := namespace(t)
+	pods := srv.Client.CoreV1().Pods(ns)
+	p := busyboxPod("web")
+	p.Status.Phase = corev1.PodRunning
+	created, err := pods.Create(ctx(t), p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := created.Spec.Containers[0]
+	if c.ImagePullPolicy != corev1.PullAlways || c.TerminationMessagePath != "/dev/termination-log" ||
+		created.Spec.RestartPolicy != corev1.RestartPolicyAlways || *created.Spec.TerminationGracePeriodSeconds != 30 ||
+		created.Spec.SchedulerName != "default-scheduler" || !*created.Spec.EnableServiceLinks {
+		t.Fatalf("defaults: %+v", created.Spec)
+	}
+	if created.Status.Phase != corev1.PodPending || created.Status.QOSClass != corev1.PodQOSBestEffort || created.Generation != 0 {
+		t.Fatalf("status %+v, generation %d", created.Status, created.Generation)
+	}
+	created.Status.Phase = corev1.PodRunning
+	created.Status.PodIP = "10.0.0.7"
+	running, err := pods.UpdateStatus(ctx(t), created, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if running.Status.Phase != corev1.PodRunning || len(running.Status.PodIPs) != 1 || running.Status.PodIPs[0].IP != "10.0.0.7" {
+		t.Fatalf("status after write: %+v", running.Status)
+	}
+	running.Status.PodIPs = []corev1.PodIP{{IP: "10.0.0.7"}, {IP: "10.0.0.8"}}
+	_, err = pods.UpdateStatus(ctx(t), running, metav1.UpdateOptions{})
+	if se := wantStatus(t, err, 422, metav1.StatusReasonInvalid); !strings.Contains(se.Message, "status.podIPs: Invalid value: []core.PodIP{") {
+		t.Fatalf("message %q", se.Message)
+	}
+}
+
+// The messages are kube-apiserver v1.29's for the same requests.
+func TestPods_InvalidCreateAndForbiddenUpdates(t *testing.T) {
+	ns := namespace(t)
+	pods := srv.Client.CoreV1().Pods(ns)
+	bad := busyboxPod("bad")
+	bad.Spec.Containers[0].Name = "Bad"
+	_, err := pods.Create(ctx(t), bad, metav1.CreateOptions{})
+	if se := wantStatus(t, err, 422, metav1.StatusReasonInvalid); !strings.HasPrefix(se.Message, `Pod "bad" is invalid: spec.containers[0].name: Invalid value: "Bad": a lowercase RFC 1123 label`) {
+		t.Fatalf("message %q", se.Message)
+	}
+	p, err := pods.Create(ctx(t), busyboxPod("web"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Spec.Containers[0].Image = "busybox:2"
+	p.Labels = map[string]string{"tier": "web"}
+	if p, err = pods.Update(ctx(t), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("image and labels: %v", err)
+	}
+	p.Spec.RestartPolicy = corev1.RestartPolicyNever
+	_, err = pods.Update(ctx(t), p, metav1.UpdateOptions{})
+	if se := wantStatus(t, err, 422, metav1.StatusReasonInvalid); !strings.HasPrefix(se.Message, "Pod \"web\" is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`") ||
+		!strings.Contains(se.Message, `+ 	RestartPolicy:                 "Never",`) {
+		t.Fatalf("message %q", se.Message)
+	}
+}
+
+// TestPods_GracefulDeleteOfABoundPod binds a pod, as a scheduler does,
+// and deletes it as kubectl and then the node agent do: the first delete
+// marks it for its grace period, a second with gracePeriodSeconds=0
+// removes it; watchers see MODIFIED, MODIFIED, DELETED. An unbound pod
+// goes at once, marked first.
+func TestPods_BindingAndGracefulDelete(t *testing.T) {
+	ns := namespace(t)
+	pods := srv.Client.CoreV1().Pods(ns)
+	for _, name := range []string{"bound", "unbound"} {
+		if _, err := pods.Create(ctx(t), busyboxPod(name), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bind := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "bound"}, Target: corev1.ObjectReference{Kind: "Node", Name: "n1"}}
+	if err := pods.Bind(ctx(t), bind, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := pods.Bind(ctx(t), bind, metav1.CreateOptions{})
+	if se := wantStatus(t, err, 409, metav1.StatusReasonConflict); se.Message != `Operation cannot be fulfilled on pods/binding "bound": pod bound is already assigned to node "n1"` {
+		t.Fatalf("message %q", se.Message)
+	}
+	bound, err := pods.Get(ctx(t), "bound", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := bound.Status.Conditions; bound.Spec.NodeName != "n1" || len(c) != 1 || c[0].Type != corev1.PodScheduled || c[0].Status != corev1.ConditionTrue {
+		t.Fatalf("bound pod: node %q conditions %+v", bound.Spec.NodeName, c)
+	}
+	list, err := pods.List(ctx(t), metav1.ListOptions{FieldSelector: "spec.nodeName=n1"})
+	if err != nil || len(list.Items) != 1 || list.Items[0].Name != "bound" {
+		t.Fatalf("field selector: %v %+v", err, list)
+	}
+
+	w, err := pods.Watch(ctx(t), metav1.ListOptions{ResourceVersion: bound.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := pods.Delete(ctx(t), "bound", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	marked, err := pods.Get(ctx(t), "bound", metav1.GetOptions{})
+	if err != nil || marked.DeletionTimestamp == nil || *marked.DeletionGracePeriodSeconds != 30 {
+		t.Fatalf("after the first delete: %v %+v", err, marked)
+	}
+	zero := int64(0)
+	if err := pods.Delete(ctx(t), "bound", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pods.Delete(ctx(t), "unbound", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	timeout := time.After(10 * time.Second)
+	for len(got) < 5 {
+		select {
+		case e := <-w.ResultChan():
+			p := e.Object.(*corev1.Pod)
+			grace := "-"
+			if g := p.DeletionGracePeriodSeconds; g != nil {
+				grace = time.Duration(*g * int64(time.Second)).String()
+			}
+			got = append(got, string(e.Type)+" "+p.Name+" "+grace)
+		case <-timeout:
+			t.Fatalf("events so far: %v", got)
+		}
+	}
+	want := []string{"MODIFIED bound 30s", "MODIFIED bound 0s", "DELETED bound 0s", "MODIFIED unbound 0s", "DELETED unbound 0s"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}
+
+// TestPods_KubectlGetAsKube compares kubectl's table of a pending pod with
+// kube's, wide too.
+func TestPods_KubectlGetAsKube(t *testing.T) {
+	ns := namespace(t)
+	mustKubectl(t, "-n", ns, "run", "p1", "--image=busybox")
+	ages := regexp.MustCompile(`\b\d+s\b`)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "NAME   READY   STATUS    RESTARTS   AGE\np1     0/1     Pending   0          Xs\n"},
+		{[]string{"-o", "wide"}, "NAME   READY   STATUS    RESTARTS   AGE   IP       NODE     NOMINATED NODE   READINESS GATES\np1     0/1     Pending   0          Xs    <none>   <none>   <none>           <none>\n"},
+	} {
+		out := mustKubectl(t, append([]string{"-n", ns, "get", "pods"}, tc.args...)...)
+		if got := ages.ReplaceAllString(out, "Xs"); got != tc.want {
+			t.Fatalf("kubectl get pods %v:\n%s\nwant:\n%s", tc.args, got, tc.want)
+		}
+	}
+}
