@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -73,7 +74,7 @@ func TestPods_InvalidCreateAndForbiddenUpdates(t *testing.T) {
 	p.Spec.RestartPolicy = corev1.RestartPolicyNever
 	_, err = pods.Update(ctx(t), p, metav1.UpdateOptions{})
 	if se := wantStatus(t, err, 422, metav1.StatusReasonInvalid); !strings.HasPrefix(se.Message, "Pod \"web\" is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`") ||
-		!strings.Contains(se.Message, `+ 	RestartPolicy:                 "Never",`) {
+		!regexp.MustCompile(`\+\s+RestartPolicy:\s+"Never",`).MatchString(se.Message) {
 		t.Fatalf("message %q", se.Message)
 	}
 }
@@ -168,5 +169,34 @@ func TestPods_KubectlGetAsKube(t *testing.T) {
 		if got := ages.ReplaceAllString(out, "Xs"); got != tc.want {
 			t.Fatalf("kubectl get pods %v:\n%s\nwant:\n%s", tc.args, got, tc.want)
 		}
+	}
+}
+
+// TestPods_Eviction evicts a pod on a node: no budget can refuse it (none
+// are served), the pod is marked as a disruption target and deleted
+// gracefully, as kube does when no budget covers it.
+func TestPods_Eviction(t *testing.T) {
+	ns := namespace(t)
+	pods := srv.Client.CoreV1().Pods(ns)
+	p := busyboxPod("evicted")
+	p.Spec.NodeName = "n1"
+	if _, err := pods.Create(ctx(t), p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := srv.Client.CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name("evicted").SubResource("eviction").
+		Body(&policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "other"}}).Do(ctx(t)).Error()
+	if se := wantStatus(t, err, 400, metav1.StatusReasonBadRequest); se.Message != "name in URL does not match name in Eviction object" {
+		t.Fatalf("message %q", se.Message)
+	}
+	if err := pods.EvictV1(ctx(t), &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "evicted"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := pods.Get(ctx(t), "evicted", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := got.Status.Conditions
+	if got.DeletionTimestamp == nil || *got.DeletionGracePeriodSeconds != 30 || len(c) != 1 || c[0].Type != corev1.DisruptionTarget || c[0].Reason != "EvictionByEvictionAPI" {
+		t.Fatalf("evicted pod: %+v %+v", got.ObjectMeta, c)
 	}
 }

@@ -50,7 +50,7 @@ func PodResource() *generic.Resource {
 		FieldLabels:         podFieldLabels,
 		ReturnDeletedObject: true,
 		Serve: func(s *generic.Store) (rest.Storage, map[string]rest.Storage) {
-			return s, map[string]rest.Storage{"status": s.Subresource("status"), "binding": &bindingStorage{pods: s}}
+			return s, map[string]rest.Storage{"status": s.Subresource("status"), "binding": &bindingStorage{pods: s}, "eviction": &evictionStorage{pods: s}}
 		},
 	}
 }
