@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -46,6 +45,14 @@ var (
 func (b *bindingStorage) New() runtime.Object      { return &corev1.Binding{} }
 func (b *bindingStorage) Describe() *rest.Resource { return bindingDescription }
 
+// The codes kube puts in the Status it answers a binding or an eviction
+// with: 201 for success, as the answer to a POST; 500 for a Binding that
+// fails validation, which kube reports as an error of no known kind.
+const (
+	createdCode       = 201
+	internalErrorCode = 500
+)
+
 var bindingsResource = schema.GroupResource{Resource: "pods/binding"}
 
 // Create binds the pod name: the body names the same pod, targets a node
@@ -59,7 +66,7 @@ func (b *bindingStorage) Create(ctx context.Context, namespace, name string, obj
 	}
 	if errs := validateBinding(binding); len(errs) > 0 {
 		// kube answers its aggregated errors as an error without a reason.
-		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: errs.ToAggregate().Error()}}
+		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: internalErrorCode, Message: errs.ToAggregate().Error()}}
 	}
 	if validate != nil {
 		if err := validate(ctx, binding.DeepCopy()); err != nil {
@@ -106,7 +113,7 @@ func (b *bindingStorage) Create(ctx context.Context, namespace, name string, obj
 	if err != nil {
 		return nil, err
 	}
-	return &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated}, nil
+	return &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: createdCode}, nil
 }
 
 // validateBinding: the target is a node, named.

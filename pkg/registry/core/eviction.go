@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -88,7 +87,7 @@ func (e *evictionStorage) Create(ctx context.Context, namespace, name string, ob
 	if _, _, err := e.pods.Delete(ctx, namespace, name, nil, deleteOpts); err != nil {
 		return nil, err
 	}
-	return &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated}, nil
+	return &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: createdCode}, nil
 }
 
 // validateDeleteOptions checks the delete options an Eviction carries as

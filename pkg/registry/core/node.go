@@ -87,6 +87,8 @@ func (nodeStrategy) PrepareForUpdate(obj, old runtime.Object) {
 
 // dropNodeConfig drops the dynamic kubelet configuration, whose feature
 // v1.29 no longer has, unless the stored node uses it.
+//
+//nolint:staticcheck // ConfigSource is deprecated; kube still drops it.
 func dropNodeConfig(node, old *corev1.Node) {
 	if old == nil || old.Spec.ConfigSource == nil {
 		node.Spec.ConfigSource = nil
