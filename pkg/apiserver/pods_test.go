@@ -74,7 +74,7 @@ func TestPods_InvalidCreateAndForbiddenUpdates(t *testing.T) {
 	p.Spec.RestartPolicy = corev1.RestartPolicyNever
 	_, err = pods.Update(ctx(t), p, metav1.UpdateOptions{})
 	if se := wantStatus(t, err, 422, metav1.StatusReasonInvalid); !strings.HasPrefix(se.Message, "Pod \"web\" is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`") ||
-		!regexp.MustCompile(`\+\s+RestartPolicy:\s+"Never",`).MatchString(se.Message) {
+		!regexp.MustCompile(`\+[\s\x{a0}]+RestartPolicy:[\s\x{a0}]+"Never",`).MatchString(se.Message) {
 		t.Fatalf("message %q", se.Message)
 	}
 }
