@@ -37,6 +37,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/admission"
 	"github.com/cronplane/cronplane/pkg/admission/plugin/namespacelifecycle"
+	saadmission "github.com/cronplane/cronplane/pkg/admission/plugin/serviceaccount"
 	"github.com/cronplane/cronplane/pkg/apiextensions"
 	"github.com/cronplane/cronplane/pkg/apply"
 	"github.com/cronplane/cronplane/pkg/audit"
@@ -458,6 +459,7 @@ func resetFields(res *generic.Resource) map[string][]string {
 func (s *Server) admissionChain() admission.Chain {
 	chain := admission.Chain{
 		namespacelifecycle.New(namespaceGetter{s.Registry}),
+		saadmission.New(serviceAccountGetter{s.Registry}),
 	}
 	return append(chain, s.opts.Admission...)
 }
@@ -491,6 +493,26 @@ func (s *Server) storageFor(res *generic.Resource) storage.Interface {
 	s.caches[prefix] = c
 	s.cacheResources[prefix] = resource
 	return c
+}
+
+// serviceAccountGetter reads service accounts through whatever serves
+// them.
+type serviceAccountGetter struct{ registry *registry.Registry }
+
+func (g serviceAccountGetter) GetServiceAccount(ctx context.Context, namespace, name string, live bool) (*corev1.ServiceAccount, error) {
+	e, ok := g.registry.Lookup(corev1.SchemeGroupVersion.WithResource("serviceaccounts"))
+	if !ok {
+		return nil, fmt.Errorf("serviceaccounts are not served")
+	}
+	opts := &metav1.GetOptions{ResourceVersion: "0"}
+	if live {
+		opts.ResourceVersion = ""
+	}
+	obj, err := e.Storage.(rest.Getter).Get(ctx, namespace, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return storage.Unwrap(obj).(*corev1.ServiceAccount), nil
 }
 
 // namespaceGetter reads namespaces through whatever serves them.

@@ -11,6 +11,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// podNamespace is a new namespace with the service account "default",
+// which the controller-manager would create and without which the
+// ServiceAccount admission plugin refuses pods.
+func podNamespace(t *testing.T) string {
+	t.Helper()
+	ns := namespace(t)
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	if _, err := srv.Client.CoreV1().ServiceAccounts(ns).Create(ctx(t), sa, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
 func busyboxPod(name string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -19,7 +32,7 @@ func busyboxPod(name string) *corev1.Pod {
 }
 
 func TestPods_CreateDefaultsAndStatus(t *testing.T) {
-	ns := namespace(t)
+	ns := podNamespace(t)
 	pods := srv.Client.CoreV1().Pods(ns)
 	p := busyboxPod("web")
 	p.Status.Phase = corev1.PodRunning
@@ -54,7 +67,7 @@ func TestPods_CreateDefaultsAndStatus(t *testing.T) {
 
 // The messages are kube-apiserver v1.29's for the same requests.
 func TestPods_InvalidCreateAndForbiddenUpdates(t *testing.T) {
-	ns := namespace(t)
+	ns := podNamespace(t)
 	pods := srv.Client.CoreV1().Pods(ns)
 	bad := busyboxPod("bad")
 	bad.Spec.Containers[0].Name = "Bad"
@@ -85,7 +98,7 @@ func TestPods_InvalidCreateAndForbiddenUpdates(t *testing.T) {
 // removes it; watchers see MODIFIED, MODIFIED, DELETED. An unbound pod
 // goes at once, marked first.
 func TestPods_BindingAndGracefulDelete(t *testing.T) {
-	ns := namespace(t)
+	ns := podNamespace(t)
 	pods := srv.Client.CoreV1().Pods(ns)
 	for _, name := range []string{"bound", "unbound"} {
 		if _, err := pods.Create(ctx(t), busyboxPod(name), metav1.CreateOptions{}); err != nil {
@@ -155,7 +168,7 @@ func TestPods_BindingAndGracefulDelete(t *testing.T) {
 // TestPods_KubectlGetAsKube compares kubectl's table of a pending pod with
 // kube's, wide too.
 func TestPods_KubectlGetAsKube(t *testing.T) {
-	ns := namespace(t)
+	ns := podNamespace(t)
 	mustKubectl(t, "-n", ns, "run", "p1", "--image=busybox")
 	ages := regexp.MustCompile(`\b\d+s\b`)
 	for _, tc := range []struct {
@@ -176,7 +189,7 @@ func TestPods_KubectlGetAsKube(t *testing.T) {
 // are served), the pod is marked as a disruption target and deleted
 // gracefully, as kube does when no budget covers it.
 func TestPods_Eviction(t *testing.T) {
-	ns := namespace(t)
+	ns := podNamespace(t)
 	pods := srv.Client.CoreV1().Pods(ns)
 	p := busyboxPod("evicted")
 	p.Spec.NodeName = "n1"
@@ -198,5 +211,28 @@ func TestPods_Eviction(t *testing.T) {
 	c := got.Status.Conditions
 	if got.DeletionTimestamp == nil || *got.DeletionGracePeriodSeconds != 30 || len(c) != 1 || c[0].Type != corev1.DisruptionTarget || c[0].Reason != "EvictionByEvictionAPI" {
 		t.Fatalf("evicted pod: %+v %+v", got.ObjectMeta, c)
+	}
+}
+
+// TestPods_ServiceAccountAdmission: a new pod runs as its namespace's
+// "default" account with the token volume mounted, as on kube, and a
+// missing account is refused in kube's words.
+func TestPods_ServiceAccountAdmission(t *testing.T) {
+	ns := podNamespace(t)
+	pods := srv.Client.CoreV1().Pods(ns)
+	created, err := pods.Create(ctx(t), busyboxPod("web"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vols, mounts := created.Spec.Volumes, created.Spec.Containers[0].VolumeMounts
+	if created.Spec.ServiceAccountName != "default" || len(vols) != 1 || !strings.HasPrefix(vols[0].Name, "kube-api-access-") ||
+		len(mounts) != 1 || mounts[0].Name != vols[0].Name || mounts[0].MountPath != "/var/run/secrets/kubernetes.io/serviceaccount" || !mounts[0].ReadOnly {
+		t.Fatalf("account %q volumes %+v mounts %+v", created.Spec.ServiceAccountName, vols, mounts)
+	}
+	p := busyboxPod("other")
+	p.Spec.ServiceAccountName = "nope"
+	_, err = pods.Create(ctx(t), p, metav1.CreateOptions{})
+	if se := wantStatus(t, err, 403, metav1.StatusReasonForbidden); se.Message != `pods "other" is forbidden: error looking up service account `+ns+`/nope: serviceaccount "nope" not found` {
+		t.Fatalf("message %q", se.Message)
 	}
 }
