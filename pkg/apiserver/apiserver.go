@@ -36,7 +36,9 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/admission"
+	"github.com/cronplane/cronplane/pkg/admission/plugin/defaulttolerations"
 	"github.com/cronplane/cronplane/pkg/admission/plugin/namespacelifecycle"
+	"github.com/cronplane/cronplane/pkg/admission/plugin/priority"
 	saadmission "github.com/cronplane/cronplane/pkg/admission/plugin/serviceaccount"
 	"github.com/cronplane/cronplane/pkg/apiextensions"
 	"github.com/cronplane/cronplane/pkg/apply"
@@ -460,6 +462,8 @@ func (s *Server) admissionChain() admission.Chain {
 	chain := admission.Chain{
 		namespacelifecycle.New(namespaceGetter{s.Registry}),
 		saadmission.New(serviceAccountGetter{s.Registry}),
+		defaulttolerations.Plugin{},
+		priority.Plugin{},
 	}
 	return append(chain, s.opts.Admission...)
 }

@@ -46,6 +46,10 @@ func TestPods_CreateDefaultsAndStatus(t *testing.T) {
 		created.Spec.SchedulerName != "default-scheduler" || !*created.Spec.EnableServiceLinks {
 		t.Fatalf("defaults: %+v", created.Spec)
 	}
+	if tol := created.Spec.Tolerations; *created.Spec.Priority != 0 || *created.Spec.PreemptionPolicy != corev1.PreemptLowerPriority ||
+		len(tol) != 2 || tol[0].Key != corev1.TaintNodeNotReady || tol[1].Key != corev1.TaintNodeUnreachable || *tol[1].TolerationSeconds != 300 {
+		t.Fatalf("admission defaults: priority %v, policy %v, tolerations %+v", created.Spec.Priority, created.Spec.PreemptionPolicy, tol)
+	}
 	if created.Status.Phase != corev1.PodPending || created.Status.QOSClass != corev1.PodQOSBestEffort || created.Generation != 0 {
 		t.Fatalf("status %+v, generation %d", created.Status, created.Generation)
 	}
