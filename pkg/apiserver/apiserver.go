@@ -38,6 +38,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/admission"
 	"github.com/cronplane/cronplane/pkg/admission/plugin/defaulttolerations"
 	"github.com/cronplane/cronplane/pkg/admission/plugin/namespacelifecycle"
+	"github.com/cronplane/cronplane/pkg/admission/plugin/nodetaint"
 	"github.com/cronplane/cronplane/pkg/admission/plugin/priority"
 	saadmission "github.com/cronplane/cronplane/pkg/admission/plugin/serviceaccount"
 	"github.com/cronplane/cronplane/pkg/apiextensions"
@@ -464,6 +465,7 @@ func (s *Server) admissionChain() admission.Chain {
 		saadmission.New(serviceAccountGetter{s.Registry}),
 		defaulttolerations.Plugin{},
 		priority.Plugin{},
+		nodetaint.Plugin{},
 	}
 	return append(chain, s.opts.Admission...)
 }

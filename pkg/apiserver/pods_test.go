@@ -240,3 +240,46 @@ func TestPods_ServiceAccountAdmission(t *testing.T) {
 		t.Fatalf("message %q", se.Message)
 	}
 }
+
+// TestNodes_RegisterCordonAndSelect registers a node as a node agent
+// does, with its status: the status stays, the node is tainted not ready
+// until a controller sees it ready, and its provider ID is set once.
+func TestNodes_RegisterCordonAndSelect(t *testing.T) {
+	nodes := srv.Client.CoreV1().Nodes()
+	const name = "node-register"
+	n := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"node-role.kubernetes.io/worker": ""}},
+		Spec:       corev1.NodeSpec{ProviderID: "test://" + name},
+		Status: corev1.NodeStatus{
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
+			NodeInfo:   corev1.NodeSystemInfo{KubeletVersion: "v1.29.15"},
+		},
+	}
+	created, err := nodes.Create(ctx(t), n, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = nodes.Delete(ctx(t), name, metav1.DeleteOptions{}) })
+	if len(created.Status.Conditions) != 1 || len(created.Spec.Taints) != 1 || created.Spec.Taints[0].Key != corev1.TaintNodeNotReady {
+		t.Fatalf("registered node: %+v %+v", created.Spec, created.Status.Conditions)
+	}
+	created.Spec.Unschedulable = true
+	created.Status.Conditions = nil
+	cordoned, err := nodes.Update(ctx(t), created, metav1.UpdateOptions{})
+	if err != nil || !cordoned.Spec.Unschedulable || len(cordoned.Status.Conditions) != 1 {
+		t.Fatalf("cordon: %v %+v", err, cordoned)
+	}
+	list, err := nodes.List(ctx(t), metav1.ListOptions{FieldSelector: "spec.unschedulable=true,metadata.name=" + name})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("field selector: %v %+v", err, list)
+	}
+	out := mustKubectl(t, "get", "node", name)
+	if want := regexp.MustCompile(name + `\s+Ready,SchedulingDisabled\s+worker\s+\d+s\s+v1.29.15\n$`); !want.MatchString(out) {
+		t.Fatalf("kubectl get node:\n%s", out)
+	}
+	cordoned.Spec.ProviderID = "test://other"
+	_, err = nodes.Update(ctx(t), cordoned, metav1.UpdateOptions{})
+	if se := wantStatus(t, err, 422, metav1.StatusReasonInvalid); se.Message != `Node "`+name+`" is invalid: spec.providerID: Forbidden: node updates may not change providerID except from "" to valid` {
+		t.Fatalf("message %q", se.Message)
+	}
+}
