@@ -141,6 +141,12 @@ func TestPods_BindingAndGracefulDelete(t *testing.T) {
 	if err != nil || marked.DeletionTimestamp == nil || *marked.DeletionGracePeriodSeconds != 30 {
 		t.Fatalf("after the first delete: %v %+v", err, marked)
 	}
+	// The node agent reports the pod stopping: it stays for its grace
+	// period.
+	marked.Status.Phase = corev1.PodRunning
+	if _, err := pods.UpdateStatus(ctx(t), marked, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("status write during the grace period: %v", err)
+	}
 	zero := int64(0)
 	if err := pods.Delete(ctx(t), "bound", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 		t.Fatal(err)
@@ -150,7 +156,7 @@ func TestPods_BindingAndGracefulDelete(t *testing.T) {
 	}
 	var got []string
 	timeout := time.After(10 * time.Second)
-	for len(got) < 5 {
+	for len(got) < 6 {
 		select {
 		case e := <-w.ResultChan():
 			p := e.Object.(*corev1.Pod)
@@ -163,7 +169,7 @@ func TestPods_BindingAndGracefulDelete(t *testing.T) {
 			t.Fatalf("events so far: %v", got)
 		}
 	}
-	want := []string{"MODIFIED bound 30s", "MODIFIED bound 0s", "DELETED bound 0s", "MODIFIED unbound 0s", "DELETED unbound 0s"}
+	want := []string{"MODIFIED bound 30s", "MODIFIED bound 30s", "MODIFIED bound 0s", "DELETED bound 0s", "MODIFIED unbound 0s", "DELETED unbound 0s"}
 	if strings.Join(got, ", ") != strings.Join(want, ", ") {
 		t.Fatalf("events %v, want %v", got, want)
 	}

@@ -61,7 +61,10 @@ func (s *Store) Update(ctx context.Context, namespace, name string, info rest.Up
 		if err := s.beforeUpdate(ctx, namespace, obj, current, updateValidation); err != nil {
 			return nil, err
 		}
-		if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !s.keepOnDelete(obj) {
+		// An object counting down a grace period (a pod its node agent is
+		// stopping) stays through updates, its agent's status writes too.
+		graceLeft := m.GetDeletionGracePeriodSeconds() != nil && *m.GetDeletionGracePeriodSeconds() > 0
+		if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !graceLeft && !s.keepOnDelete(obj) {
 			deleteAfter = true
 		}
 		result = obj
