@@ -68,6 +68,7 @@ func newCommand() *cobra.Command {
 	opts.ServiceAccounts.AddFlags(f)
 	opts.Audit.AddFlags(f)
 	opts.Serving.AddFlags(f)
+	opts.Services.AddFlags(f) // kubernetesservice wiring
 	f.DurationVar(&opts.CompactionInterval, "etcd-compaction-interval", opts.CompactionInterval, "how often etcd's history is compacted (coordinated with other apiservers); 0 turns compaction off")
 	f.Var(opts.FeatureGates, "feature-gates", opts.FeatureGates.Help())
 	f.StringToStringVar(&opts.RuntimeConfig, "runtime-config", opts.RuntimeConfig, "key=true|false pairs, comma separated, choosing the built-in APIs served: api/all, api/ga, api/beta, api/alpha, <group>/<version> or <group>/<version>/<resource> (the core group is api/v1 and cannot be disabled); e.g. batch/v1=false")

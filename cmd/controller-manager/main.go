@@ -48,7 +48,7 @@ func newCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Kubeconfig, "kubeconfig", opts.Kubeconfig, "kubeconfig of the apiserver to run against")
-	f.StringSliceVar(&opts.Controllers, "controllers", opts.Controllers, "controllers to run: '*' for all (cronjob-controller, garbage-collector-controller, namespace-controller; or cronjob, garbagecollector, namespace), 'name' to add one, '-name' to leave one out")
+	f.StringSliceVar(&opts.Controllers, "controllers", opts.Controllers, "controllers to run: '*' for all (cronjob-controller, garbage-collector-controller, namespace-controller, clusterrole-aggregation-controller, serviceaccount-controller, root-ca-certificate-publisher-controller; or their aliases cronjob, garbagecollector, namespace, clusterrole-aggregation, serviceaccount, root-ca-cert-publisher), 'name' to add one, '-name' to leave one out")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "elect a leader among several instances through a Lease before running controllers")
 	f.DurationVar(&opts.LeaseDuration, "leader-elect-lease-duration", opts.LeaseDuration, "how long non-leaders wait before taking over an unrenewed lease")
 	f.DurationVar(&opts.RenewDeadline, "leader-elect-renew-deadline", opts.RenewDeadline, "how long the leader tries to renew before giving up")
@@ -63,6 +63,7 @@ func newCommand() *cobra.Command {
 	f.IntVar(&opts.APIBurst, "kube-api-burst", opts.APIBurst, "burst of requests to the apiserver")
 	f.StringVar(&opts.ContentType, "kube-api-content-type", opts.ContentType, "content type of requests sent to the apiserver, and the one asked for first: application/vnd.kubernetes.protobuf or application/json")
 	f.BoolVar(&opts.UseServiceAccountCredentials, "use-service-account-credentials", opts.UseServiceAccountCredentials, "give each controller the credentials of its own ServiceAccount in kube-system (created if missing; tokens through the TokenRequest API, renewed before they expire)")
+	f.StringVar(&opts.RootCAFile, "root-ca-file", opts.RootCAFile, "CA bundle published as ca.crt of the kube-root-ca.crt ConfigMap in every namespace (default: the kubeconfig's CA)")
 	f.StringVar(&opts.BindAddress, "bind-address", opts.BindAddress, "address of /healthz and /metrics")
 	f.IntVar(&opts.SecurePort, "secure-port", opts.SecurePort, "HTTPS port of /healthz and /metrics (0 picks a free one)")
 	f.BoolVar(&opts.Profiling, "profiling", opts.Profiling, "serve Go's profiles at /debug/pprof/ on --secure-port, to the callers the apiserver allows to get that path (a TokenReview, then a SubjectAccessReview)")

@@ -11,10 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	apiextensionsv1 "github.com/cronplane/cronplane/pkg/apis/apiextensions/v1"
 	apiextensionsregistry "github.com/cronplane/cronplane/pkg/registry/apiextensions"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
+	cronschema "github.com/cronplane/cronplane/pkg/schema"
 )
 
 // Client is how the controller acts, as the server itself.
@@ -121,6 +123,7 @@ func (c *Controller) Sync(ctx context.Context, crd *apiextensionsv1.CustomResour
 			Reason: "NotAccepted", Message: "not all names are accepted"})
 	}
 	setAPIApproval(&status, crd)
+	setNonStructural(&status, crd)
 	if statusEqual(status, crd.Status) {
 		return nil
 	}
@@ -148,6 +151,39 @@ func setAPIApproval(status *apiextensionsv1.CustomResourceDefinitionStatus, crd 
 	default:
 		cond.Reason = "MissingAnnotation"
 	}
+	status.SetCondition(cond)
+}
+
+// setNonStructural sets kube's NonStructuralSchema condition on a legacy
+// definition, stored with spec.preserveUnknownFields (its objects keep
+// the fields their schema does not name) or with a schema that is not
+// structural, which kube's older releases accepted; it removes the
+// condition from a definition without either.
+func setNonStructural(status *apiextensionsv1.CustomResourceDefinitionStatus, crd *apiextensionsv1.CustomResourceDefinition) {
+	cond := apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.NonStructural,
+		Status: apiextensionsv1.ConditionTrue, LastTransitionTime: metav1.Now()}
+	var violations field.ErrorList
+	if crd.Spec.PreserveUnknownFields {
+		violations = append(violations, field.Invalid(field.NewPath("spec", "preserveUnknownFields"), true, "must be false"))
+	}
+	for i, v := range crd.Spec.Versions {
+		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			continue
+		}
+		unreadable, errs := cronschema.StructuralViolations(v.Schema.OpenAPIV3Schema, field.NewPath("spec", "versions").Index(i).Child("schema", "openAPIV3Schema"))
+		if unreadable != "" {
+			cond.Status = apiextensionsv1.ConditionUnknown
+			cond.Reason, cond.Message = "StructuralError", fmt.Sprintf("failed to check validation schema for version %s: %s", v.Name, unreadable)
+			status.SetCondition(cond)
+			return
+		}
+		violations = append(violations, errs...)
+	}
+	if len(violations) == 0 {
+		status.RemoveCondition(apiextensionsv1.NonStructural)
+		return
+	}
+	cond.Reason, cond.Message = "Violations", violations.ToAggregate().Error()
 	status.SetCondition(cond)
 }
 

@@ -67,3 +67,53 @@ func TestSync_APIApprovalConditionForProtectedGroups(t *testing.T) {
 		})
 	}
 }
+
+// TestSync_NonStructuralSchemaConditionAsKube: a legacy definition, with
+// spec.preserveUnknownFields or a schema that is not structural, gets
+// kube-apiserver v1.29's NonStructuralSchema condition and message; one
+// that no longer has either loses it.
+func TestSync_NonStructuralSchemaConditionAsKube(t *testing.T) {
+	const structural = `{"type":"object","properties":{"spec":{"type":"object","properties":{"a":{"type":"string"}}}}}`
+	const nonStructural = `{"type":"object","properties":{"other":{"type":"object","properties":{"z":{"type":"integer","anyOf":[{"type":"string"}]}}},
+	 "spec":{"properties":{"a":{"type":"string"},"c":{}}}}}`
+	for _, tc := range []struct {
+		name     string
+		preserve bool
+		schema   string
+		had      bool
+		want     string
+	}{
+		{"PreserveUnknownFields", true, structural, false, "spec.preserveUnknownFields: Invalid value: true: must be false"},
+		{"NotStructural", true, nonStructural, false, "[spec.preserveUnknownFields: Invalid value: true: must be false, " +
+			"spec.versions[0].schema.openAPIV3Schema.properties[other].properties[z].anyOf[0].type: Forbidden: must be empty to be structural, " +
+			"spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[c].type: Required value: must not be empty for specified object fields, " +
+			"spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields]"},
+		{"Structural", false, structural, false, ""},
+		{"NoLongerLegacy", false, structural, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			crd := crdWithVersions(apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: decodeMap(t, tc.schema)}})
+			crd.Spec.PreserveUnknownFields = tc.preserve
+			if tc.had {
+				crd.Status.SetCondition(apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.NonStructural, Status: apiextensionsv1.ConditionTrue,
+					Reason: "Violations", Message: "spec.preserveUnknownFields: Invalid value: true: must be false"})
+			}
+			client := &statusClient{}
+			c := &Controller{Client: client}
+			if err := c.Sync(context.Background(), crd, []*apiextensionsv1.CustomResourceDefinition{crd}); err != nil {
+				t.Fatal(err)
+			}
+			if len(client.written) != 1 {
+				t.Fatalf("%d status writes", len(client.written))
+			}
+			cond := client.written[0].Status.Condition(apiextensionsv1.NonStructural)
+			switch {
+			case tc.want == "" && cond != nil:
+				t.Errorf("condition %+v, want none", cond)
+			case tc.want != "" && (cond == nil || cond.Status != apiextensionsv1.ConditionTrue || cond.Reason != "Violations" || cond.Message != tc.want):
+				t.Errorf("condition %+v\nwant message %s", cond, tc.want)
+			}
+		})
+	}
+}

@@ -63,6 +63,8 @@ func resources(crd *apiextensionsv1.CustomResourceDefinition, terminating func()
 			}
 			return nil, fmt.Errorf("schema of %s %s: %w", crd.Name, v.Name, err)
 		}
+		// A legacy definition keeps every field, as kube keeps them.
+		vs.st.KeepUnknownFields = crd.Spec.PreserveUnknownFields
 		schemas[v.Name], structural[v.Name] = vs, vs.st
 	}
 	gk := schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}
@@ -150,6 +152,11 @@ func versionResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextens
 		StorageGVK:      storageGVK,
 		Codec:           stored,
 		Strategy:        strategy{hasStatus: hasStatus, schema: vs},
+
+		UpdatesNeedResourceVersion: true,
+		// kube's conversion of a custom resource's field labels refuses
+		// all but the metadata's in its own words.
+		FieldLabels: generic.SupportedFieldLabels("metadata.name", "metadata.namespace"),
 		Conversion: &generic.Conversion{
 			StorageCodec: stored,
 			ToStorage:    convert(storageGVK, stored.schemas[storageVersion]),

@@ -12,13 +12,22 @@ import (
 
 // CheckSchema reports what kube refuses in a version's openAPIV3Schema,
 // in kube's order: a nullable root, a schema that is not structural or
-// has bad keywords, defaults that do not validate, then validation rules
+// has bad keywords, defaults that do not validate (validation rules
+// included, within one runtime cost budget for them all), then validation rules
 // that are malformed, do not compile or cost too much. old are the
 // definition's schemas before an update (none on create): rules they
 // already had compile as kube compiles stored rules, with every function
 // the server has, not only those of the release before.
 func CheckSchema(v map[string]interface{}, old []map[string]interface{}, _ bool, path *field.Path) field.ErrorList {
-	s, errs := cronschema.CheckCRDSchema(v, path)
+	budget := int64(cel.RuntimeCELCostBudget)
+	s, errs := cronschema.CheckCRDSchema(v, path, func(st *cronschema.Structural, s *cronschema.Schema, resource bool, p *field.Path, val interface{}) field.ErrorList {
+		if budget < 0 {
+			return nil
+		}
+		var errs field.ErrorList
+		errs, budget = cel.ValidateDefault(context.Background(), st, s, resource, p, val, budget)
+		return errs
+	})
 	if len(errs) > 0 {
 		return errs
 	}

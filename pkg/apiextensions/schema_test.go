@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
 )
 
 func decodeMap(t *testing.T, js string) map[string]interface{} {
@@ -88,5 +89,48 @@ func TestValidate_RulesSkippedAfterBlockingErrors(t *testing.T) {
 	obj := decodeMap(t, `{"spec":{"r":"x","i":"str"}}`)
 	if got := vs.validate(context.Background(), obj, nil).ToAggregate().Error(); !strings.HasSuffix(got, skipped+"]") {
 		t.Errorf("wrong type: %s", got)
+	}
+}
+
+// TestCheckSchema_DefaultsMustSatisfyRules: a default that fails a
+// validation rule of its schema, or of a schema below it, refuses the
+// definition in kube-apiserver v1.29's words; a transition rule holds
+// (the default is its own old value) and a default that fails its value
+// validations is not evaluated further.
+func TestCheckSchema_DefaultsMustSatisfyRules(t *testing.T) {
+	const base = "spec.validation.openAPIV3Schema.properties[spec]"
+	tests := []struct{ name, spec, want string }{
+		{"RuleOnTheDefault", `{"n":{"type":"integer","default":3,"x-kubernetes-validations":[{"rule":"self > 5"}]}}`,
+			base + `.properties[n].default: Invalid value: "integer": failed rule: self > 5`},
+		{"RuleBelowTheDefault", `{"o":{"type":"object","default":{"n":1},"properties":{"n":{"type":"integer","x-kubernetes-validations":[{"rule":"self > 5","message":"too small"}]}}}}`,
+			base + `.properties[o].default.n: Invalid value: "integer": too small`},
+		{"TransitionRuleHolds", `{"n":{"type":"integer","default":3,"x-kubernetes-validations":[{"rule":"self == oldSelf","message":"immutable"}]}}`, ``},
+		{"ReasonAndFieldPath", `{"o":{"type":"object","default":{"a":1},"properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"x-kubernetes-validations":[{"rule":"has(self.b)","reason":"FieldValueRequired","fieldPath":".b","message":"b needed"}]}}`,
+			base + `.properties[o].default.b: Required value: b needed`},
+		{"MessageExpressionAndItems", `{"s":{"type":"string","default":"ab","x-kubernetes-validations":[{"rule":"self.size() > 3","messageExpression":"'short: ' + self"}]}}`,
+			base + `.properties[s].default: Invalid value: "string": short: ab`},
+		{"EachItem", `{"l":{"type":"array","items":{"type":"integer","x-kubernetes-validations":[{"rule":"self > 0"}]},"default":[1,0,-1]}}`,
+			`[` + base + `.properties[l].default[1]: Invalid value: "integer": failed rule: self > 0, ` + base + `.properties[l].default[2]: Invalid value: "integer": failed rule: self > 0]`},
+		{"RuleThatDoesNotCompile", `{"n":{"type":"integer","default":3,"x-kubernetes-validations":[{"rule":"self.foo > 1"}]}}`,
+			base + ".properties[n].default: Invalid value: \"integer\": rule compile error: compilation failed: ERROR: <input>:1:5: type 'int' does not support field selection\n | self.foo > 1\n | ....^"},
+		{"InvalidValueFirst", `{"n":{"type":"integer","default":3,"maximum":2,"x-kubernetes-validations":[{"rule":"self > 5"}]}}`,
+			base + `.properties[n].default: Invalid value: 3:  in body should be less than or equal to 2`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// whole numbers as int64, as definitions are decoded
+			var v map[string]interface{}
+			if err := sigsjson.UnmarshalCaseSensitivePreserveInts([]byte(`{"type":"object","properties":{"spec":{"type":"object","properties":`+tt.spec+`}}}`), &v); err != nil {
+				t.Fatal(err)
+			}
+			errs := CheckSchema(v, nil, false, field.NewPath("spec", "validation", "openAPIV3Schema"))
+			got := ""
+			if agg := errs.ToAggregate(); agg != nil {
+				got = agg.Error()
+			}
+			if got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
 	}
 }

@@ -60,6 +60,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/etcdserver"
 	"github.com/cronplane/cronplane/pkg/featuregate"
 	"github.com/cronplane/cronplane/pkg/kubeconfig"
+	"github.com/cronplane/cronplane/pkg/kubernetesservice"
 	"github.com/cronplane/cronplane/pkg/metrics"
 	"github.com/cronplane/cronplane/pkg/registry"
 	apiextensionsregistry "github.com/cronplane/cronplane/pkg/registry/apiextensions"
@@ -71,6 +72,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/registry/events"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	rbacregistry "github.com/cronplane/cronplane/pkg/registry/rbac"
+	"github.com/cronplane/cronplane/pkg/registry/readonly"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 	"github.com/cronplane/cronplane/pkg/storage"
 	"github.com/cronplane/cronplane/pkg/storage/cacher"
@@ -136,6 +138,9 @@ type Options struct {
 	// Logger receives the server's log; the zero Logger means klog's
 	// global one (--v, --logging-format).
 	Logger klog.Logger
+	// Services are the service ranges and the advertised address
+	// (kubernetesservice wiring).
+	Services kubernetesservice.Options
 }
 
 // DefaultOptions are the flag defaults.
@@ -153,6 +158,7 @@ func DefaultOptions() Options {
 		RequestMetrics:     true,
 		Profiling:          true,
 		Serving:            DefaultServingOptions(),
+		Services:           kubernetesservice.DefaultOptions(),
 	}
 }
 
@@ -199,6 +205,9 @@ type Server struct {
 	// requests; Close ends it.
 	background     context.Context
 	stopBackground context.CancelFunc
+	// serviceAccounts signs and verifies service account tokens, and
+	// serves issuer discovery.
+	serviceAccounts *serviceAccounts
 	// life holds the post-start hooks, the health checks' state, the
 	// in-flight limits and the graceful shutdown's account of requests.
 	life lifecycle
@@ -226,6 +235,12 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	// built once they serve.
 	escalation := &rbacregistry.Escalation{}
 	resources := append(builtinResources(escalation, opts.FeatureGates.Enabled(featuregate.CRDValidationRatcheting)), serviceAccounts.resource())
+	// kubernetesservice wiring (1/2): services, endpoints and their ranges.
+	serviceAlloc, services, err := serviceResources(opts)
+	if err != nil {
+		return nil, err
+	}
+	resources = append(resources, services...)
 	served, err := resolveServed(opts, resources)
 	if err != nil {
 		return nil, err
@@ -255,6 +270,9 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if err := s.connectEtcd(ctx); err != nil {
 		return nil, err
 	}
+	// The Service ranges' guards live in etcd.
+	serviceAlloc.ClusterIPs.Use(s.client)
+	serviceAlloc.NodePorts.Use(s.client)
 
 	tokens := authenticator.NewTokenSet()
 	if opts.TokenAuthFile != "" {
@@ -273,6 +291,7 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	s.Registry = registry.New()
 	// Service account tokens name accounts and secrets the registry serves.
 	serviceAccounts.registry = s.Registry
+	s.serviceAccounts = serviceAccounts
 	tokenAuth = append(tokenAuth, serviceAccounts.authenticator())
 	if err := s.installResources(resources, served); err != nil {
 		return nil, err
@@ -297,7 +316,10 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 		return nil, err
 	}
 	// After the RBAC hook (if any), in kube's order.
-	if err := s.AddPostStartHook("start-system-namespaces-controller", s.bootstrapNamespaces); err != nil {
+	if err := s.AddPostStartHook("start-system-namespaces-controller", s.bootstrapNamespaces(metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease)); err != nil {
+		return nil, err
+	}
+	if err := s.AddPostStartHook("bootstrap-controller", s.startKubernetesService(serviceAlloc)); err != nil {
 		return nil, err
 	}
 	if index == nil {
@@ -381,6 +403,7 @@ func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool) []*g
 	resources = append(resources, coordination.Resources()...)
 	resources = append(resources, rbacregistry.Resources(escalation)...)
 	resources = append(resources, events.Resources()...)
+	resources = append(resources, readonly.Resources()...)
 	return append(resources, apiextensionsregistry.Resource(apiextensions.CheckSchema, ratcheting))
 }
 
@@ -542,11 +565,19 @@ func (g namespaceGetter) GetNamespace(ctx context.Context, name string, live boo
 	return storage.Unwrap(obj).(*corev1.Namespace), nil
 }
 
-// bootstrapNamespaces creates the namespaces every cluster has, as
-// kube-apiserver writes them.
-func (s *Server) bootstrapNamespaces(ctx context.Context) error {
+// bootstrapNamespaces creates the system namespaces every cluster has,
+// as kube-apiserver's post-start hook start-system-namespaces-controller
+// does (default comes with the kubernetes Service, in
+// bootstrap-controller).
+func (s *Server) bootstrapNamespaces(names ...string) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		return s.createNamespaces(ctx, names)
+	}
+}
+
+func (s *Server) createNamespaces(ctx context.Context, names []string) error {
 	e, _ := s.Registry.Lookup(namespacesGVR)
-	for _, name := range append(append([]string(nil), namespacelifecycle.ImmortalNamespaces...), corev1.NamespaceNodeLease) {
+	for _, name := range names {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		e.Defaults(ns)
 		if err := e.Fields.Update(nil, ns, "kube-apiserver", "", time.Now()); err != nil {
@@ -565,7 +596,9 @@ func (s *Server) bootstrapNamespaces(ctx context.Context) error {
 // the rest.
 func resourcesFirst(resources, router http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if info, ok := request.RequestInfoFrom(r.Context()); ok && info.IsResourceRequest {
+		// A path that does not start /api/ or /apis/ (//api/v1/...) names
+		// a resource to RequestInfo, but kube's router has no route for it.
+		if info, ok := request.RequestInfoFrom(r.Context()); ok && info.IsResourceRequest && strings.HasPrefix(r.URL.Path, "/"+info.APIPrefix+"/") {
 			resources.ServeHTTP(w, r)
 			return
 		}
@@ -576,7 +609,7 @@ func resourcesFirst(resources, router http.Handler) http.Handler {
 func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Authorizer) http.Handler {
 	var requestMetrics *instrumentation.Metrics
 	if s.opts.RequestMetrics {
-		requestMetrics = instrumentation.New(s.Metrics)
+		requestMetrics = instrumentation.New(s.Metrics, s.Registry.Serves)
 	}
 	resources := &handlers.Handler{Registry: s.Registry, Admission: s.admissionChain(), MinRequestTimeout: s.opts.MinRequestTimeout, FeatureGates: s.opts.FeatureGates, Authorizer: authz, Metrics: requestMetrics}
 	disc := &discovery.Handler{Registry: s.Registry}
@@ -591,16 +624,23 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	if s.opts.Profiling {
 		installProfiling(r)
 	}
-	r.HandleFunc("/version", getOnly(disc.ServeVersion))
-	r.HandleFunc("/api", getOnly(disc.ServeLegacy))
-	r.HandleFunc("/api/v1", getOnly(func(w http.ResponseWriter, r *http.Request) {
+	s.serviceAccounts.installIssuerDiscovery(r, func() string { return s.URL }, s.opts.Logger)
+	// As kube's, /version and the discovery documents answer with a
+	// trailing slash too (the e2e Discovery spec reads /apis/).
+	withSlash := func(path string, h http.HandlerFunc) {
+		r.HandleFunc(path, h)
+		r.HandleFunc(path+"/", h)
+	}
+	withSlash("/version", getOnly(disc.ServeVersion))
+	withSlash("/api", getOnly(disc.ServeLegacy))
+	withSlash("/api/v1", getOnly(func(w http.ResponseWriter, r *http.Request) {
 		disc.ServeResources(w, r, schema.GroupVersion{Version: "v1"})
 	}))
-	r.HandleFunc("/apis", disc.ServeGroups)
-	r.HandleFunc("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
+	withSlash("/apis", disc.ServeGroups)
+	withSlash("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
 		disc.ServeGroup(w, r, mux.Vars(r)["group"])
 	})
-	r.HandleFunc("/apis/{group}/{version}", getOnly(func(w http.ResponseWriter, r *http.Request) {
+	withSlash("/apis/{group}/{version}", getOnly(func(w http.ResponseWriter, r *http.Request) {
 		v := mux.Vars(r)
 		disc.ServeResources(w, r, schema.GroupVersion{Group: v["group"], Version: v["version"]})
 	}))

@@ -607,3 +607,31 @@ func TestPatch_MergeAndStrategicAndJSONPatch(t *testing.T) {
 	_, err = cj.Patch(ctx(t), "missing", types.MergePatchType, []byte(`{}`), metav1.PatchOptions{})
 	wantStatus(t, err, 404, metav1.StatusReasonNotFound)
 }
+
+// Paths answered as kube answers them: /version and the discovery
+// documents with a trailing slash, a path starting // as no route, the
+// anonymous 403 of a group version's path as a path's (no group),
+// "Bearer  <token>" (two spaces) as no token.
+func TestPaths_AnsweredAsKube(t *testing.T) {
+	for _, tc := range []struct {
+		path, token string
+		code        int
+		body        string
+	}{
+		{"/version/", srv.AdminToken, 200, `"gitVersion"`},
+		{"/apis/", srv.AdminToken, 200, `"kind":"APIGroupList"`},
+		{"/api/", srv.AdminToken, 200, `"kind":"APIVersions"`},
+		{"/apis/batch/", srv.AdminToken, 200, `"kind":"APIGroup"`},
+		{"/apis/batch/v1/", srv.AdminToken, 200, `"groupVersion":"batch/v1"`},
+		{"/api/v1/", srv.AdminToken, 200, `"kind":"APIResourceList"`},
+		{"//api/v1/namespaces", srv.AdminToken, 404, "404 page not found\n"},
+		{"//apis/batch/v1", srv.AdminToken, 404, "404 page not found\n"},
+		{"/apis/batch/v1", "", 403, `"message":"forbidden: User \"system:anonymous\" cannot get path \"/apis/batch/v1\"","reason":"Forbidden","details":{},"code":403}`},
+		{"/api/v1/namespaces", " " + srv.AdminToken, 403, `User \"system:anonymous\" cannot list resource \"namespaces\"`},
+	} {
+		resp, body := raw(t, "GET", tc.path, tc.token, "", "")
+		if resp.StatusCode != tc.code || !strings.Contains(body, tc.body) {
+			t.Errorf("GET %s: %d %.300s, want %d with %s", tc.path, resp.StatusCode, body, tc.code, tc.body)
+		}
+	}
+}

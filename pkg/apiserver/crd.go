@@ -58,8 +58,10 @@ type servedCRD struct {
 	gvrs []schema.GroupVersionResource
 }
 
-// startCustomResources follows the definitions until the server closes.
-// As kube's post-start hook crd-informer-synced, /readyz fails until the
+// startCustomResources follows the definitions until the server closes,
+// from the post-start hooks start-apiextensions-informers and
+// start-apiextensions-controllers on. As kube's post-start hook
+// crd-informer-synced, /readyz fails until the
 // definitions stored at start are served; New does not wait for them, so
 // a server whose etcd is away still starts and reports why it is not
 // ready.
@@ -74,8 +76,19 @@ func (s *Server) startCustomResources() error {
 		pending: map[string]bool{}, wake: make(chan struct{}, 1)}
 	c.ctrl = &apiextensions.Controller{Client: crdClient{s: s}, Ratcheting: s.opts.FeatureGates.Enabled(featuregate.CRDValidationRatcheting)}
 	synced := make(chan struct{})
-	go informer.Run(s.background, store.Storage, generic.StoragePrefix(s.opts.EtcdPrefix, store.Resource), c, synced)
-	go c.run(s.background)
+	// Started by post-start hooks of kube's names, in kube's order.
+	if err := s.AddPostStartHook("start-apiextensions-informers", func(context.Context) error {
+		go informer.Run(s.background, store.Storage, generic.StoragePrefix(s.opts.EtcdPrefix, store.Resource), c, synced)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := s.AddPostStartHook("start-apiextensions-controllers", func(context.Context) error {
+		go c.run(s.background)
+		return nil
+	}); err != nil {
+		return err
+	}
 	return s.AddPostStartHook("crd-informer-synced", func(ctx context.Context) error {
 		select {
 		case <-synced:

@@ -316,7 +316,11 @@ func TestCustomResourceDefinition_TwoServersOnOneEtcdBothServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	shared := func(o *apiserver.Options) { o.EtcdServers = []string{etcd.ClientURL()} }
+	tlsFiles := etcd.ClientTLS()
+	shared := func(o *apiserver.Options) {
+		o.EtcdServers = []string{etcd.ClientURL()}
+		o.EtcdTLS = apiserver.EtcdTLSOptions{CAFile: tlsFiles.CAFile, CertFile: tlsFiles.CertFile, KeyFile: tlsFiles.KeyFile}
+	}
 	a := apiservertest.Start(t, shared)
 	b := apiservertest.Start(t, shared)
 	createCRD(ctx, t, dynamic.NewForConfigOrDie(a.Config), `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"dials.example.org"},

@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -257,4 +258,121 @@ func rawOn(t *testing.T, s *apiservertest.Server, method, path string) (int, str
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
+}
+
+// requestSeries are the labels of every series of the request metrics in
+// families, one string per series.
+func requestSeries(families map[string]*dto.MetricFamily) map[string]bool {
+	out := map[string]bool{}
+	for _, name := range []string{"apiserver_request_total", "apiserver_request_duration_seconds", "apiserver_response_sizes", "apiserver_longrunning_requests"} {
+		f := families[name]
+		if f == nil {
+			continue
+		}
+		for _, m := range f.Metric {
+			var b strings.Builder
+			b.WriteString(name)
+			for _, l := range m.Label {
+				b.WriteString(" " + l.GetName() + "=" + l.GetValue())
+			}
+			out[b.String()] = true
+		}
+	}
+	return out
+}
+
+// As kube's, the request metrics record the requests to served
+// resources and to the health endpoints only, under bounded labels:
+// 2,000 requests for made-up paths, groups, versions, resources,
+// subresources, methods and dryRun values add no series.
+func TestMetrics_MadeUpRequestsAddNoSeries(t *testing.T) {
+	s := apiservertest.Start(t)
+	send := func(method, path string) int {
+		req, err := http.NewRequest(method, s.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+		resp, err := s.HTTPClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	scrapeOn := func() (map[string]*dto.MetricFamily, int) {
+		code, body := rawOn(t, s, "GET", "/metrics")
+		if code != 200 {
+			t.Fatalf("/metrics: %d", code)
+		}
+		families, err := new(expfmt.TextParser).TextToMetricFamilies(strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return families, len(body)
+	}
+	flood := []func(i int) (method, path string){
+		func(i int) (string, string) { return "GET", fmt.Sprintf("/apis/junk%d.example.org/v1/foos", i) },
+		func(i int) (string, string) { return "GET", fmt.Sprintf("/apis/batch/v%dzz/jobs", i) },
+		func(i int) (string, string) { return "GET", fmt.Sprintf("/api/v%dzz/namespaces/default/configmaps", i) },
+		func(i int) (string, string) { return "GET", fmt.Sprintf("/api/v1/junk%d", i) },
+		func(i int) (string, string) {
+			return "GET", fmt.Sprintf("/api/v1/namespaces/default/configmaps/c/junk%d", i)
+		},
+		func(i int) (string, string) { return "GET", fmt.Sprintf("/apis/junk%d", i) },
+		func(i int) (string, string) { return "GET", fmt.Sprintf("/apis/batch/v%dzz", i) },
+		func(i int) (string, string) { return "GET", fmt.Sprintf("/openapi/v3/apis/junk%d/v1", i) },
+		func(i int) (string, string) { return "GET", fmt.Sprintf("/openapi/junk%d", i) },
+		func(i int) (string, string) { return "GET", fmt.Sprintf("/junk%d", i) },
+		func(i int) (string, string) { return "GET", fmt.Sprintf("/healthz/junk%d", i) },
+		func(i int) (string, string) { return fmt.Sprintf("JUNK%d", i), "/healthz" },
+		func(i int) (string, string) { return fmt.Sprintf("JUNK%d", i), "/api/v1/namespaces" },
+		func(i int) (string, string) {
+			return "POST", fmt.Sprintf("/api/v1/namespaces/default/configmaps?dryRun=Junk%d", i)
+		},
+	}
+	// One round first: the bounded series (a 404 of the health endpoint's
+	// checks aside) that these requests may add once.
+	for _, f := range flood {
+		send(f(-1))
+	}
+	before, beforeSize := scrapeOn()
+	for i := 0; i < 2000; i++ {
+		send(flood[i%len(flood)](i))
+	}
+	after, afterSize := scrapeOn()
+	t.Logf("/metrics: %d bytes before 2,000 made-up requests, %d after", beforeSize, afterSize)
+	b, a := requestSeries(before), requestSeries(after)
+	t.Logf("request metric series: %d before, %d after", len(b), len(a))
+	for k := range a {
+		if !b[k] {
+			t.Errorf("new series %s", k)
+		}
+	}
+
+	// What kube records: the health endpoints (HEAD as GET, methods it
+	// does not know as other), requests to served resources (a 404 too),
+	// dryRun values it does not know as invalid; not /version.
+	send("HEAD", "/livez")
+	send("GET", "/version")
+	send("GET", "/api/v1/namespaces/default/configmaps/missing")
+	send("POST", "/api/v1/namespaces/default/configmaps?dryRun=All&dryRun=All")
+	families, _ := scrapeOn()
+	for _, tc := range []struct {
+		labels map[string]string
+		want   bool
+	}{
+		{map[string]string{"verb": "GET", "subresource": "/livez", "component": "", "code": "200"}, true},
+		{map[string]string{"verb": "other", "subresource": "/healthz", "code": "200"}, true},
+		{map[string]string{"verb": "GET", "resource": "configmaps", "scope": "resource", "component": "apiserver", "code": "404"}, true},
+		{map[string]string{"verb": "POST", "resource": "configmaps", "dry_run": "invalid"}, true},
+		{map[string]string{"verb": "POST", "resource": "configmaps", "dry_run": "All"}, true},
+		{map[string]string{"subresource": "/version"}, false},
+		{map[string]string{"subresource": "/metrics"}, false},
+	} {
+		if got := find(families, "apiserver_request_total", tc.labels) >= 1; got != tc.want {
+			t.Errorf("apiserver_request_total%v recorded: %v, want %v", tc.labels, got, tc.want)
+		}
+	}
 }

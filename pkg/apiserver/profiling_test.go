@@ -17,7 +17,7 @@ func TestProfiling_ServedToMastersOnly(t *testing.T) {
 	}{
 		{srv.AdminToken, "/debug/pprof/", 200, "goroutine"},
 		{srv.AdminToken, "/debug/pprof/heap?debug=1", 200, "heap profile"},
-		{srv.AdminToken, "/debug/pprof/cmdline", 200, ""},
+		{srv.AdminToken, "/debug/pprof/cmdline", 404, "Unknown profile\n"},
 		{"alice-token", "/debug/pprof/", 403, `forbidden: User \"alice\" cannot get path \"/debug/pprof/\"`},
 		{"", "/debug/pprof/heap", 403, `User \"system:anonymous\" cannot get path \"/debug/pprof/heap\"`},
 	} {

@@ -43,6 +43,9 @@ func ParseableType(st *schema.Structural) *typed.ParseableType {
 		root = rootType
 		c.defs = append(c.defs, smd.TypeDef{Name: rootType, Atom: c.atom(st.Root)})
 	}
+	if c.objectMeta != "" {
+		c.defineObjectMeta()
+	}
 	c.defs = append(c.defs, untypedDefs()...)
 	parser := &typed.Parser{Schema: smd.Schema{Types: c.defs}}
 	pt := parser.Type(root)
@@ -52,6 +55,37 @@ func ParseableType(st *schema.Structural) *typed.ParseableType {
 type converter struct {
 	st   *schema.Structural
 	defs []smd.TypeDef
+	// objectMeta names ObjectMeta's type once an embedded resource
+	// refers to it.
+	objectMeta string
+	// metaDefs are ObjectMeta's definitions, added to the types after
+	// the schema's when st does not have them.
+	metaDefs schema.Definitions
+}
+
+// embeddedFields are the fields kube adds to an embedded resource's
+// type, as to a resource's: apiVersion and kind strings, and ObjectMeta
+// as its metadata, replacing what the schema says of them.
+func (c *converter) embeddedFields() map[string]smd.TypeRef {
+	if c.objectMeta == "" {
+		c.objectMeta, c.metaDefs = schema.ObjectMetaDefinitions()
+	}
+	str := smd.TypeRef{Inlined: smd.Atom{Scalar: ptr(smd.String)}}
+	return map[string]smd.TypeRef{"apiVersion": str, "kind": str, "metadata": {NamedType: ptr(c.objectMeta)}}
+}
+
+// defineObjectMeta adds the definitions of ObjectMeta that st lacks.
+func (c *converter) defineObjectMeta() {
+	names := make([]string, 0, len(c.metaDefs))
+	for name := range c.metaDefs {
+		if _, ok := c.st.Definitions[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		c.defs = append(c.defs, smd.TypeDef{Name: name, Atom: c.atom(c.metaDefs[name])})
+	}
 }
 
 func untypedDefs() []smd.TypeDef {
@@ -83,9 +117,10 @@ func (c *converter) ref(s *schema.Schema) smd.TypeRef {
 
 // deduced reports whether the merge library must take s's shape from the
 // values themselves: an object that names neither properties nor values
-// (a raw extension), or one that keeps unknown fields.
+// (a raw extension), or one that keeps unknown fields, but for an
+// embedded resource, whose apiVersion, kind and metadata are typed.
 func deduced(s *schema.Schema) bool {
-	if s.IntOrString || s.NumberOrString {
+	if s.IntOrString || s.NumberOrString || s.EmbeddedResource {
 		return false
 	}
 	if s.Type == "" {
@@ -138,16 +173,27 @@ func (c *converter) atom(s *schema.Schema) smd.Atom {
 		m.ElementType = c.ref(s.AdditionalProperties)
 		m.ElementRelationship = smd.Separable
 	}
-	names := make([]string, 0, len(s.Properties))
-	for n := range s.Properties {
+	fields := map[string]smd.StructField{}
+	for n, p := range s.Properties {
+		fields[n] = smd.StructField{Name: n, Type: c.ref(p), Default: p.Default}
+	}
+	if s.EmbeddedResource {
+		for n, t := range c.embeddedFields() {
+			fields[n] = smd.StructField{Name: n, Type: t}
+		}
+	}
+	names := make([]string, 0, len(fields))
+	for n := range fields {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		p := s.Properties[n]
-		m.Fields = append(m.Fields, smd.StructField{Name: n, Type: c.ref(p), Default: p.Default})
+		m.Fields = append(m.Fields, fields[n])
 	}
-	if s.PreserveUnknownFields {
+	if s.PreserveUnknownFields || c.st.KeepUnknownFields && s.AdditionalProperties == nil {
+		// kube's conversion with preserveUnknownFields gives every
+		// object without additionalProperties, ObjectMeta included,
+		// fields of any name.
 		m.ElementType = smd.TypeRef{NamedType: ptr(untypedDeduced)}
 	}
 	if s.MapType == "atomic" {

@@ -268,13 +268,7 @@ func (e *evaluation) rules(n *vnode, path *field.Path, val, old interface{}, sam
 			}
 			a = optAct
 		}
-		out, details, err := r.program.ContextEval(e.ctx, a)
-		if details == nil || details.ActualCost() == nil {
-			e.errs = append(e.errs, field.Invalid(path, kind, fmt.Sprintf("runtime cost could not be calculated for validation rule: %v, no further validation rules will be run", ruleErrorString(r.src))))
-			e.stopped = true
-			return
-		}
-		cost := *details.ActualCost()
+		out, cost, err := r.program.eval(e.ctx, a)
 		if cost > math.MaxInt64 || int64(cost) > e.budget {
 			e.errs = append(e.errs, field.Invalid(path, kind, "validation failed due to running out of cost budget, no further validation rules will be run"))
 			e.stopped = true
@@ -336,11 +330,7 @@ func (e *evaluation) rules(n *vnode, path *field.Path, val, old interface{}, sam
 // message, or an error (the rule's message is given instead), or a
 // fatal error that stops evaluation.
 func (e *evaluation) messageExpression(r *compiledRule, a *activation, path *field.Path, kind interface{}) (string, *field.Error, error) {
-	out, details, err := r.message.ContextEval(e.ctx, a)
-	if details == nil || details.ActualCost() == nil {
-		return "", field.InternalError(path, fmt.Errorf("runtime cost could not be calculated for messageExpression: %q", r.src.MessageExpression)), nil
-	}
-	cost := *details.ActualCost()
+	out, cost, err := r.message.eval(e.ctx, a)
 	if cost > math.MaxInt64 || int64(cost) > e.budget {
 		return "", field.Invalid(path, kind, "messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run"), nil
 	}
@@ -394,4 +384,31 @@ func violation(reason string, path *field.Path, kind interface{}, detail string)
 		return field.Duplicate(path, kind)
 	}
 	return field.Invalid(path, kind, detail)
+}
+
+// ValidateDefault evaluates the rules of s and of the schemas below it
+// on val, the default of s, as kube does when a definition is written:
+// val is its own old value too, so that transition rules hold, and the
+// rules compile as stored rules. resource types s as a resource root
+// (the schema's root or an embedded resource: apiVersion, kind and
+// metadata are known). The violations are below path, the default's
+// path. budget is what is left of RuntimeCELCostBudget for all the
+// defaults of a definition; what is left after val is returned, below
+// zero once a budget or limit stopped evaluation.
+func ValidateDefault(ctx context.Context, st *schema.Structural, s *schema.Schema, resource bool, path *field.Path, val interface{}, budget int64) (field.ErrorList, int64) {
+	s = st.Resolve(s)
+	if s == nil || val == nil {
+		return nil, budget
+	}
+	root := (&nodeBuilder{st: st, seen: map[nodeKey]*vnode{}}).node(s, resource)
+	c := &runtimeCompiler{st: st, done: map[*vnode]bool{}}
+	if !c.node(root, newDeclType(st, s, resource)) {
+		return nil, budget
+	}
+	e := &evaluation{ctx: ctx, st: st, budget: budget}
+	e.walk(root, path, val, val, false)
+	if e.stopped {
+		return e.errs, -1
+	}
+	return e.errs, e.budget
 }

@@ -92,6 +92,10 @@ type Options struct {
 	// of its own ServiceAccount in kube-system; leader election, discovery
 	// and the shared informers keep the manager's.
 	UseServiceAccountCredentials bool
+	// RootCAFile is the CA bundle the root CA publisher puts in every
+	// namespace; empty means the CA of the controller-manager's
+	// kubeconfig.
+	RootCAFile string
 }
 
 // DefaultOptions are kube's defaults.
@@ -168,12 +172,12 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		var profiling http.Handler
 		if opts.Profiling {
-			profiling = profilingHandler(reviews)
+			profiling = profilingHandler()
 			if opts.ContentionProfiling {
 				goruntime.SetBlockProfileRate(1)
 			}
 		}
-		if err := serve(ctx, opts, health, delegatedAuth(reviews, m.registry.Handler()), profiling); err != nil {
+		if err := serve(ctx, opts, endpoints(reviews, health, m.registry.Handler(), profiling)); err != nil {
 			return err
 		}
 	}
@@ -380,11 +384,37 @@ func (c *checks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(b.String()))
 }
 
-// serve serves over HTTPS, with a serving certificate of its own,
-// /healthz to anyone who reaches the port (as kube always allows it),
-// and metrics at /metrics and /debug/pprof/ through profiling when it is
-// not nil.
-func serve(ctx context.Context, opts Options, health *checks, metrics, profiling http.Handler) error {
+// alwaysAllowedPaths are kube-controller-manager's default
+// --authorization-always-allow-paths: served to anyone who reaches the
+// port.
+var alwaysAllowedPaths = map[string]bool{"/healthz": true, "/readyz": true, "/livez": true}
+
+// endpoints routes what the port serves: /healthz to anyone, and to the
+// callers the apiserver allows (delegatedAuth) the checks one by one at
+// /healthz/<name>, /metrics, and /debug/pprof/ when profiling is not nil.
+// As in kube, any path but the always-allowed ones is authorized before
+// it is routed: a caller not allowed gets 403 whether the path exists or
+// not, so that nobody learns the controllers' names anonymously.
+func endpoints(reviews kubernetes.Interface, health *checks, metrics, profiling http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/healthz", health)
+	mux.Handle("/healthz/", health)
+	mux.Handle("/metrics", metrics)
+	if profiling != nil {
+		mux.Handle("/debug/pprof/", profiling)
+	}
+	authorized := delegatedAuth(reviews, mux)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if alwaysAllowedPaths[r.URL.Path] {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		authorized.ServeHTTP(w, r)
+	})
+}
+
+// serve serves handler over HTTPS, with a serving certificate of its own.
+func serve(ctx context.Context, opts Options, handler http.Handler) error {
 	dir, err := os.MkdirTemp("", "cronplane-controller-manager-")
 	if err != nil {
 		return err
@@ -397,24 +427,17 @@ func serve(ctx context.Context, opts Options, health *checks, metrics, profiling
 	if err != nil {
 		return err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/healthz", health)
-	mux.Handle("/healthz/", health)
-	mux.Handle("/metrics", metrics)
-	if profiling != nil {
-		mux.Handle("/debug/pprof/", profiling)
-	}
 	ln, err := tls.Listen("tcp", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.SecurePort)), &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()
 		os.RemoveAll(dir)
 	}()
-	klog.InfoS("Serving /healthz and /metrics securely", "address", ln.Addr().String(), "profiling", profiling != nil)
+	klog.InfoS("Serving /healthz and /metrics securely", "address", ln.Addr().String(), "profiling", opts.Profiling)
 	return nil
 }

@@ -28,9 +28,9 @@ func delegatedAuth(reviews kubernetes.Interface, next http.Handler) http.Handler
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
 		u := authenticationv1.UserInfo{Username: "system:anonymous", Groups: []string{"system:unauthenticated"}}
-		if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && strings.TrimSpace(token) != "" {
+		if token, ok := bearerToken(r.Header.Get("Authorization")); ok {
 			tr, err := reviews.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
-				Spec: authenticationv1.TokenReviewSpec{Token: strings.TrimSpace(token)},
+				Spec: authenticationv1.TokenReviewSpec{Token: token},
 			}, metav1.CreateOptions{})
 			if err != nil {
 				klog.ErrorS(err, "Reviewing the token of a request", "path", r.URL.Path)
@@ -71,6 +71,18 @@ func delegatedAuth(reviews kubernetes.Interface, next http.Handler) http.Handler
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bearerToken reads the token of an Authorization header as kube does
+// (and the apiserver's authenticator): the header trimmed, the scheme
+// "Bearer" in any case, one space, the token up to the next space; with
+// two spaces there is no token and the caller is anonymous.
+func bearerToken(header string) (string, bool) {
+	parts := strings.SplitN(strings.TrimSpace(header), " ", 3)
+	if len(parts) < 2 || !strings.EqualFold(parts[0], "bearer") || parts[1] == "" {
+		return "", false
+	}
+	return parts[1], true
 }
 
 // writeStatus answers s as kube's JSON Status.

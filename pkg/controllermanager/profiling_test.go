@@ -49,7 +49,7 @@ func reviewer(t *testing.T) (*fake.Clientset, *[]string) {
 
 func TestProfiling_ServedToThoseTheApiserverAllows(t *testing.T) {
 	client, asked := reviewer(t)
-	h := profilingHandler(client)
+	h := endpoints(client, &checks{}, http.NotFoundHandler(), profilingHandler())
 	for _, tc := range []struct {
 		token, path string
 		code        int
@@ -60,7 +60,7 @@ func TestProfiling_ServedToThoseTheApiserverAllows(t *testing.T) {
 		{"bob", "/debug/pprof/heap", http.StatusForbidden, `forbidden: User \"bob\" cannot get path \"/debug/pprof/heap\"`},
 		{"admin", "/debug/pprof/", http.StatusOK, "goroutine"},
 		{"admin", "/debug/pprof/heap?debug=1", http.StatusOK, "heap profile"},
-		{"admin", "/debug/pprof/cmdline", http.StatusOK, ""},
+		{"admin", "/debug/pprof/cmdline", http.StatusNotFound, "Unknown profile\n"},
 	} {
 		r := httptest.NewRequest("GET", tc.path, nil)
 		if tc.token != "" {
@@ -147,5 +147,49 @@ func TestDefaultOptions_ProtobufAndProfilingAsKube(t *testing.T) {
 	o := DefaultOptions()
 	if o.ContentType != "application/vnd.kubernetes.protobuf" || !o.Profiling || o.ContentionProfiling {
 		t.Fatalf("content type %q, profiling %v, contention profiling %v; want kube's protobuf, true, false", o.ContentType, o.Profiling, o.ContentionProfiling)
+	}
+}
+
+// As kube-controller-manager's defaults: /healthz, /readyz and /livez
+// are always allowed (the last two not served); any other path, a
+// controller's check among them, is authorized by the apiserver first,
+// so that an anonymous caller gets 403 whether it exists or not.
+func TestEndpoints_OnlyHealthIsServedToAnyone(t *testing.T) {
+	client, _ := reviewer(t)
+	health := &checks{}
+	health.add("cronjob-controller")
+	h := endpoints(client, health, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("metrics")) }), nil)
+	forbidden := func(user, path string) string {
+		return `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"forbidden: User \"` + user + `\" cannot get path \"` + path + `\"","reason":"Forbidden","details":{},"code":403}` + "\n"
+	}
+	for _, tc := range []struct {
+		token, path string
+		code        int
+		body        string
+	}{
+		{"", "/healthz", http.StatusOK, "ok"},
+		{"", "/healthz?verbose", http.StatusOK, "[+]ping ok\n[+]cronjob-controller ok\nhealthz check passed\n"},
+		{"", "/readyz", http.StatusNotFound, "404 page not found\n"},
+		{"", "/livez", http.StatusNotFound, "404 page not found\n"},
+		{"", "/healthz/cronjob-controller", http.StatusForbidden, forbidden("system:anonymous", "/healthz/cronjob-controller")},
+		{"", "/healthz/nope", http.StatusForbidden, forbidden("system:anonymous", "/healthz/nope")},
+		{"", "/nope", http.StatusForbidden, forbidden("system:anonymous", "/nope")},
+		{"bob", "/healthz/cronjob-controller", http.StatusForbidden, forbidden("bob", "/healthz/cronjob-controller")},
+		{"admin", "/healthz/cronjob-controller", http.StatusOK, "ok"},
+		{"admin", "/healthz/nope", http.StatusNotFound, "404 page not found\n"},
+		{"admin", "/nope", http.StatusNotFound, "404 page not found\n"},
+		{"admin", "/metrics", http.StatusOK, "metrics"},
+		// "Bearer  admin" (two spaces) carries no token, as kube reads it.
+		{" admin", "/metrics", http.StatusForbidden, forbidden("system:anonymous", "/metrics")},
+	} {
+		r := httptest.NewRequest("GET", tc.path, nil)
+		if tc.token != "" {
+			r.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tc.code || w.Body.String() != tc.body {
+			t.Errorf("%s with token %q: %d %q, want %d %q", tc.path, tc.token, w.Code, w.Body.String(), tc.code, tc.body)
+		}
 	}
 }

@@ -1,6 +1,11 @@
 // Package etcdserver runs a single-member etcd inside the apiserver's
 // process, for a laptop or a test: data under one directory, client and
-// peer listeners on free loopback ports, and an in-process client.
+// peer listeners on free loopback ports, and an in-process client. Both
+// listeners serve TLS and require a client certificate signed by a CA of
+// their own, generated under the data directory (pki/), so that only a
+// holder of that directory's client key reaches etcd over the network: a
+// local process cannot read Secrets or write RBAC objects past the
+// apiserver's authentication, authorization and audit.
 package etcdserver
 
 import (
@@ -9,19 +14,24 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 	"k8s.io/klog/v2"
+
+	"github.com/cronplane/cronplane/pkg/certs"
 )
 
 // Config of an embedded etcd.
 type Config struct {
-	// DataDir keeps the data across restarts.
+	// DataDir keeps the data across restarts, and the TLS material under
+	// pki/.
 	DataDir string
 	// LogLevel of etcd's own logs; empty means "error".
 	LogLevel string
@@ -31,6 +41,7 @@ type Config struct {
 type Server struct {
 	etcd      *embed.Etcd
 	client    *clientv3.Client
+	tls       certs.Files
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -44,6 +55,20 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		ec.LogLevel = "error"
 	}
 	ec.Name = "cronplane"
+	pki := filepath.Join(cfg.DataDir, "pki")
+	// One certificate serves both listeners and lets the member reach its
+	// own peer listener; the client certificate is what other processes
+	// present.
+	member, err := certs.EnsureCert(pki, certs.Spec{Name: "member", CommonName: "cronplane-etcd", Server: true, Client: true})
+	if err != nil {
+		return nil, fmt.Errorf("embedded etcd certificates: %w", err)
+	}
+	client, err := certs.EnsureClient(pki, "client", "cronplane-etcd-client", nil)
+	if err != nil {
+		return nil, fmt.Errorf("embedded etcd certificates: %w", err)
+	}
+	tlsInfo := transport.TLSInfo{CertFile: member.CertFile, KeyFile: member.KeyFile, TrustedCAFile: member.CAFile, ClientCertAuth: true}
+	ec.ClientTLSInfo, ec.PeerTLSInfo = tlsInfo, tlsInfo
 	clientURL, err := freeURL()
 	if err != nil {
 		return nil, err
@@ -80,7 +105,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd not ready after a minute")
 	}
-	return &Server{etcd: e, client: v3client.New(e.Server)}, nil
+	return &Server{etcd: e, client: v3client.New(e.Server), tls: client}, nil
 }
 
 func freeURL() (*url.URL, error) {
@@ -90,15 +115,20 @@ func freeURL() (*url.URL, error) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	return &url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(port)}, nil
+	return &url.URL{Scheme: "https", Host: "127.0.0.1:" + strconv.Itoa(port)}, nil
 }
 
 // Client is an in-process client: no network hop between the apiserver
 // and its embedded etcd.
 func (s *Server) Client() *clientv3.Client { return s.client }
 
-// ClientURL is where other processes (a second apiserver) reach etcd.
-func (s *Server) ClientURL() string { return "http://" + s.etcd.Clients[0].Addr().String() }
+// ClientURL is where other processes (a second apiserver) reach etcd,
+// presenting ClientTLS.
+func (s *Server) ClientURL() string { return "https://" + s.etcd.Clients[0].Addr().String() }
+
+// ClientTLS are the CA that signs etcd's serving certificate and the
+// client certificate and key that etcd accepts.
+func (s *Server) ClientTLS() certs.Files { return s.tls }
 
 // Close stops etcd; it may be called more than once, and reports the
 // first call's error.

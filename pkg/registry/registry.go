@@ -149,6 +149,17 @@ func (r *Registry) Lookup(gvr schema.GroupVersionResource) (*Entry, bool) {
 	return e, ok
 }
 
+// Serves reports whether gvr is served and, when subresource is not
+// empty, serves that subresource.
+func (r *Registry) Serves(gvr schema.GroupVersionResource, subresource string) bool {
+	e, ok := r.Lookup(gvr)
+	if !ok || subresource == "" {
+		return ok
+	}
+	_, ok = e.Subresources[subresource]
+	return ok
+}
+
 // Entries returns the served resources in registration order.
 func (r *Registry) Entries() []*Entry {
 	r.mu.RLock()

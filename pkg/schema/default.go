@@ -74,15 +74,25 @@ func (st *Structural) defaultValue(x interface{}, s *Schema) {
 // apiVersion, kind and metadata of the resources it embeds first, then
 // the value validations, junctors included. The errors are at the
 // default's path below fldPath
-// (fldPath.properties[spec].properties[replicas].default). Like kube it
-// looks through properties and items, not additionalProperties.
-func ValidateDefaults(st *Structural, fldPath *field.Path) field.ErrorList {
+// (fldPath.properties[spec].properties[replicas].default). A default
+// valid so far must then satisfy the validation rules of its schema and
+// those below, which rules evaluates (nil: none). Like kube it looks
+// through properties and items, not additionalProperties.
+func ValidateDefaults(st *Structural, fldPath *field.Path, rules DefaultRules) field.ErrorList {
 	var errs field.ErrorList
-	st.validateDefaults(st.Resolve(st.Root), fldPath, &errs)
+	root := st.Resolve(st.Root)
+	st.validateDefaults(root, root, fldPath, rules, &errs)
 	return errs
 }
 
-func (st *Structural) validateDefaults(s *Schema, fldPath *field.Path, errs *field.ErrorList) {
+// DefaultRules evaluates the validation rules of s, a schema of st, and
+// of the schemas below it on val, the default of s; resource says s is a resource root
+// (the schema's root or an embedded resource), whose rules see its
+// apiVersion, kind and metadata. The errors are below path, the path of
+// the default.
+type DefaultRules func(st *Structural, s *Schema, resource bool, path *field.Path, val interface{}) field.ErrorList
+
+func (st *Structural) validateDefaults(root, s *Schema, fldPath *field.Path, rules DefaultRules, errs *field.ErrorList) {
 	if s == nil {
 		return
 	}
@@ -102,9 +112,12 @@ func (st *Structural) validateDefaults(s *Schema, fldPath *field.Path, errs *fie
 		for _, err := range found {
 			*errs = append(*errs, below(base, err))
 		}
+		if len(found) == 0 && rules != nil {
+			*errs = append(*errs, rules(st, s, s == root || s.EmbeddedResource, base, s.Default)...)
+		}
 	}
 	if s.Items != nil {
-		st.validateDefaults(st.Resolve(s.Items), fldPath.Child("items"), errs)
+		st.validateDefaults(root, st.Resolve(s.Items), fldPath.Child("items"), rules, errs)
 	}
 	names := make([]string, 0, len(s.Properties))
 	for k := range s.Properties {
@@ -112,7 +125,7 @@ func (st *Structural) validateDefaults(s *Schema, fldPath *field.Path, errs *fie
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		st.validateDefaults(st.Resolve(s.Properties[k]), fldPath.Child("properties").Key(k), errs)
+		st.validateDefaults(root, st.Resolve(s.Properties[k]), fldPath.Child("properties").Key(k), rules, errs)
 	}
 }
 

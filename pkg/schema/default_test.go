@@ -90,7 +90,7 @@ func TestValidateDefaults(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := errStrings(ValidateDefaults(mustSchema(t, c.schema), p)); got != c.want {
+			if got := errStrings(ValidateDefaults(mustSchema(t, c.schema), p, nil)); got != c.want {
 				t.Errorf("got\n%s\nwant\n%s", got, c.want)
 			}
 		})

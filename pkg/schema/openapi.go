@@ -27,6 +27,22 @@ func FromOpenAPIV3(v map[string]interface{}, fldPath *field.Path) (*Schema, fiel
 	return c.root.s, c.finish(errs)
 }
 
+// StructuralViolations reports what keeps v, a stored definition's
+// openAPIV3Schema, from being structural, as kube's NonStructuralSchema
+// condition reports it: the violations of the structural rules, sorted,
+// at paths below fldPath; or, when v cannot be read as a structural
+// schema at all, why (unreadable), and no violations.
+func StructuralViolations(v map[string]interface{}, fldPath *field.Path) (unreadable string, errs field.ErrorList) {
+	c := checkSchema(v, fldPath)
+	if len(c.decodeErrs) > 0 {
+		return c.decodeErrs.ToAggregate().Error(), nil
+	}
+	if c.initErr != "" {
+		return c.initErr, nil
+	}
+	return "", c.structuralErrs
+}
+
 // ParseOpenAPIV3 parses v, a stored definition's openAPIV3Schema, for
 // serving it, with no checks but of the JSON types: kube serves the
 // definitions it stored under rules older releases had (a set of
@@ -41,15 +57,16 @@ func ParseOpenAPIV3(v map[string]interface{}, fldPath *field.Path) (*Schema, fie
 // order kube-apiserver reports a version's schema errors: a nullable root,
 // the structural violations (sorted, as kube sorts them), the defaults
 // when the schema is structural, then the keyword and marker errors met
-// walking the schema. The CEL rules are left to the caller.
-func CheckCRDSchema(v map[string]interface{}, fldPath *field.Path) (*Schema, field.ErrorList) {
+// walking the schema. The CEL rules are left to the caller, but for
+// their evaluation on the defaults, by rules (nil: none).
+func CheckCRDSchema(v map[string]interface{}, fldPath *field.Path, rules DefaultRules) (*Schema, field.ErrorList) {
 	c := checkSchema(v, fldPath)
 	if len(c.decodeErrs) > 0 {
 		return c.root.s, c.decodeErrs
 	}
 	errs := append(c.rootErrs, c.structuralErrs...)
 	if c.initErr == "" && len(c.structuralErrs) == 0 {
-		errs = append(errs, ValidateDefaults(&Structural{Root: c.root.s}, fldPath)...)
+		errs = append(errs, ValidateDefaults(&Structural{Root: c.root.s}, fldPath, rules)...)
 	}
 	return c.root.s, c.finish(errs)
 }

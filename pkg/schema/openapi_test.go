@@ -305,7 +305,7 @@ func TestFromOpenAPIV3_MoreStructuralRules(t *testing.T) {
 // the defaults when there are none, then the keywords.
 func TestCheckCRDSchema_Order(t *testing.T) {
 	p := schemaPath.String()
-	_, errs := CheckCRDSchema(decode(t, `{type: object, properties: {a: {type: integer, maximum: 3, default: 5}, b: {type: string, default: 7, not: {enum: [x]}}, c: {type: integer, anyOf: [{minimum: 10}, {maximum: 2}], default: 5}, d: {type: integer, multipleOf: 3, default: 4}}}`), schemaPath)
+	_, errs := CheckCRDSchema(decode(t, `{type: object, properties: {a: {type: integer, maximum: 3, default: 5}, b: {type: string, default: 7, not: {enum: [x]}}, c: {type: integer, anyOf: [{minimum: 10}, {maximum: 2}], default: 5}, d: {type: integer, multipleOf: 3, default: 4}}}`), schemaPath, nil)
 	want := p + `.properties[a].default: Invalid value: 5:  in body should be less than or equal to 3` + "\n" +
 		p + `.properties[b].default: Invalid value: "integer":  in body must be of type string: "integer"` + "\n" +
 		p + `.properties[c].default: Invalid value: "": "" must validate at least one schema (anyOf)` + "\n" +
@@ -314,7 +314,7 @@ func TestCheckCRDSchema_Order(t *testing.T) {
 	if got := errStrings(errs); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	_, errs = CheckCRDSchema(decode(t, `{type: object, properties: {a: {type: integer, default: x}, b: {}}}`), schemaPath)
+	_, errs = CheckCRDSchema(decode(t, `{type: object, properties: {a: {type: integer, default: x}, b: {}}}`), schemaPath, nil)
 	if got, want := errStrings(errs), p+`.properties[b].type: Required value: must not be empty for specified object fields`; got != want {
 		t.Errorf("defaults of a non-structural schema were checked:\n%s", got)
 	}

@@ -15,8 +15,8 @@ import (
 
 // Prune fits obj, the JSON form of an object of st's root type, to the
 // schema, as kube fits a custom resource: fields the schema does not name
-// are removed, unless an enclosing schema preserves unknown fields; the
-// apiVersion and kind of the root and of embedded resources are kept; the
+// are removed, unless an enclosing schema preserves unknown fields or st
+// keeps them all (KeepUnknownFields); the apiVersion and kind of the root and of embedded resources are kept; the
 // metadata of the root and of embedded resources keeps only ObjectMeta's
 // fields (an embedded one loses a null creationTimestamp too). It returns
 // the paths of the removed fields as kube names them in warnings and
@@ -49,7 +49,12 @@ func (st *Structural) prune(obj map[string]interface{}, rootMeta bool) ([]string
 		}
 		obj["metadata"], meta = out, unknown
 	}
-	p.object(obj, st.Resolve(st.Root), true)
+	if st.KeepUnknownFields {
+		// nothing is pruned, but embedded resources are fitted
+		p.embedded = true
+	} else {
+		p.object(obj, st.Resolve(st.Root), true)
+	}
 	sort.Strings(meta)
 	sort.Strings(p.unknown)
 	meta = append(meta, p.unknown...)

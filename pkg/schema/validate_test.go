@@ -281,3 +281,73 @@ func TestValidate_JunctorsAndKeywordsAsKube(t *testing.T) {
 		}
 	}
 }
+
+// TestValidate_FormatsAcceptExactlyWhatKubeAccepts pins the edge values
+// of each format to kube v1.29's answer (checked on kube-apiserver),
+// quirks included: a value kube stores must be stored here, and a value
+// kube refuses must be refused.
+func TestValidate_FormatsAcceptExactlyWhatKubeAccepts(t *testing.T) {
+	cases := []struct {
+		format, value string
+		valid         bool
+	}{
+		{"date-time", "2024-01-02T03:04:05Z", true},
+		{"date-time", "2024-01-02t03:04:05.123+01:00", true},
+		{"date-time", "2024-01-02T03:04:05,5Z", true},
+		{"date-time", "2024-01-02T03:04:05ZT", true},
+		{"date-time", "2024-01-02T03:04:05", false},
+		{"date-time", "2024-01-02 03:04:05Z", false},
+		{"date-time", "2024-01-02T24:00:00Z", false},
+		{"date-time", "2023-02-29T03:04:05Z", false},
+		{"datetime", "2024-01-02T03:04:05", false},
+		{"hostname", "a", true},
+		{"hostname", "a-b", true},
+		{"hostname", "my-host", false},
+		{"hostname", "a--b", false},
+		{"hostname", "my-host.example.com", true},
+		{"hostname", "xn--bcher-kva.ch", true},
+		{"hostname", "bücher.de", true},
+		{"hostname", "example.com.", false},
+		{"hostname", "1.2.3.4", false},
+		{"hostname", "host.c", false},
+		{"hostname", "host.com1", false},
+		{"hostname", "a-.example.com", false},
+		{"byte", "", false},
+		{"byte", "aGVsbG8=", true},
+		{"byte", "aGVsbG8", false},
+		{"byte", "aGVs bG8=", false},
+		{"byte", "aGVsbG8=\n", false},
+		{"duration", "P1D", true},
+		{"duration", "1h30m", true},
+		{"duration", "3 days", true},
+		{"duration", "1.5h", true},
+		{"duration", "forever", false},
+		{"duration", "5 fortnights", false},
+		{"duration", "", false},
+		{"ipv4", "010.001.001.001", true},
+		{"ipv4", "::ffff:1.2.3.4", true},
+		{"ipv4", "256.1.1.1", false},
+		{"ipv4", "1.2.3", false},
+		{"cidr", "010.0.0.0/8", true},
+		{"cidr", "10.0.0.1/8", true},
+		{"cidr", "fd00::/8", true},
+		{"cidr", "10.0.0.0/33", false},
+		{"cidr", "10.0.0.0", false},
+		{"ssn", "123-45-6789", true},
+		{"ssn", "123 45 6789", true},
+		{"ssn", "123456789", false},
+		{"creditcard", "4111 1111 1111 1111", true},
+		{"creditcard", "4111 1111 1111 1112", false},
+		{"isbn10", "0-8044-2957-X", true},
+		{"isbn10", "0-8044-2957-x", false},
+	}
+	for _, c := range cases {
+		t.Run(c.format+"/"+c.value, func(t *testing.T) {
+			st := mustSchema(t, `{type: object, properties: {f: {type: string, format: `+c.format+`}}}`)
+			errs := st.Validate(map[string]interface{}{"f": c.value})
+			if got := len(errs) == 0; got != c.valid {
+				t.Errorf("%s %q: valid %v, kube says %v (%s)", c.format, c.value, got, c.valid, errStrings(errs))
+			}
+		})
+	}
+}

@@ -240,12 +240,18 @@ func TestHealthAndMetrics_ServedOverHTTPS(t *testing.T) {
 		code, body := get("/healthz", "")
 		return code == 200 && body == "ok", nil
 	})
+	// A controller's check is for those the apiserver allows to get it.
 	waitFor(t, "the namespace controller's check", func() (bool, error) {
-		code, body := get("/healthz/namespace-controller", "")
+		code, body := get("/healthz/namespace-controller", srv.AdminToken)
 		return code == 200 && body == "ok", nil
 	})
-	if code, _ := get("/healthz/cronjob-controller", ""); code != 404 {
+	if code, _ := get("/healthz/cronjob-controller", srv.AdminToken); code != 404 {
 		t.Fatalf("/healthz/cronjob-controller of a controller not started: %d", code)
+	}
+	for _, path := range []string{"/healthz/namespace-controller", "/healthz/cronjob-controller"} {
+		if code, body := get(path, ""); code != 403 || !strings.Contains(body, `cannot get path \"`+path+`\"`) {
+			t.Errorf("%s anonymously: %d %.200s, want 403", path, code, body)
+		}
 	}
 	// /metrics is for those the apiserver allows to get it, as kube's.
 	if code, body := get("/metrics", srv.AdminToken); code != 200 || !strings.Contains(body, "go_goroutines") {

@@ -2,6 +2,7 @@ package authenticator
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -74,5 +75,41 @@ func TestAudienceAgnostic_GoodForTheAPIAudiencesOnly(t *testing.T) {
 	}
 	if _, ok, err := a.AuthenticateToken(WithAudiences(context.Background(), []string{"api"}), "unknown"); ok || err != nil {
 		t.Fatalf("an unknown token: ok=%v err=%v", ok, err)
+	}
+}
+
+// The Authorization header is read as kube reads it: one space after
+// the scheme; with two the request carries no token (anonymous), a tab
+// makes the token a bad one.
+func TestBearerToken_ReadsTheHeaderAsKube(t *testing.T) {
+	set := NewTokenSet()
+	set.Add("tok", &user.Info{Name: "alice"})
+	b := BearerToken{Token: set}
+	for _, tc := range []struct {
+		header  string
+		user    string
+		invalid bool
+	}{
+		{"Bearer tok", "alice", false},
+		{"bearer tok", "alice", false},
+		{"  Bearer tok  ", "alice", false},
+		{"Bearer tok other", "alice", false},
+		{"Bearer  tok", "", false},
+		{"Bearer ", "", false},
+		{"Bearer", "", false},
+		{"Basic tok", "", false},
+		{"Bearer \ttok", "", true},
+		{"Bearer wrong", "", true},
+	} {
+		r, _ := http.NewRequest("GET", "/", nil)
+		r.Header.Set("Authorization", tc.header)
+		u, ok, err := b.AuthenticateRequest(r)
+		name := ""
+		if ok {
+			name = u.Name
+		}
+		if name != tc.user || (err != nil) != tc.invalid {
+			t.Errorf("%q: user %q, error %v; want user %q, error %v", tc.header, name, err, tc.user, tc.invalid)
+		}
 	}
 }

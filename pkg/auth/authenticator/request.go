@@ -48,11 +48,8 @@ var ErrInvalidBearerToken = errors.New("invalid bearer token")
 type BearerToken struct{ Token Token }
 
 func (b BearerToken) AuthenticateRequest(r *http.Request) (*user.Info, bool, error) {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	if !ok || !strings.EqualFold(scheme, "bearer") {
-		return nil, false, nil
-	}
-	if token = strings.TrimSpace(token); token == "" {
+	token, ok := bearerTokenOf(r.Header.Get("Authorization"))
+	if !ok {
 		return nil, false, nil
 	}
 	resp, ok, err := b.Token.AuthenticateToken(r.Context(), token)
@@ -64,6 +61,19 @@ func (b BearerToken) AuthenticateRequest(r *http.Request) (*user.Info, bool, err
 		err = ErrInvalidBearerToken
 	}
 	return nil, false, err
+}
+
+// bearerTokenOf reads the token of an Authorization header as kube does:
+// the header trimmed, the scheme "Bearer" in any case, then exactly one
+// space and the token up to the next space. "Bearer  <token>" (two
+// spaces) therefore carries no token, and a request with it is
+// anonymous, as in kube.
+func bearerTokenOf(header string) (string, bool) {
+	parts := strings.SplitN(strings.TrimSpace(header), " ", 3)
+	if len(parts) < 2 || !strings.EqualFold(parts[0], "bearer") || parts[1] == "" {
+		return "", false
+	}
+	return parts[1], true
 }
 
 // X509 authenticates the client certificate of a TLS connection that

@@ -3,6 +3,8 @@ package serviceaccount
 import (
 	"context"
 	"crypto"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 	corev1 "k8s.io/api/core/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	"github.com/cronplane/cronplane/pkg/auth/authenticator"
 	"github.com/cronplane/cronplane/pkg/auth/user"
@@ -86,6 +89,11 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*a
 	}
 	tok, err := jwt.ParseSigned(token, signatureAlgorithms)
 	if err != nil {
+		// kube's JOSE library parses a token of any algorithm (none
+		// too), recognizes it by its issuer, then fails its signature.
+		if iss, ok := otherAlgorithmIssuer(token); ok && a.issuers[iss] {
+			return nil, false, errCryptoFailure
+		}
 		return nil, false, nil
 	}
 	var unverified struct {
@@ -137,19 +145,51 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*a
 	return &authenticator.Response{User: u, Audiences: audiences}, true, nil
 }
 
+// errCryptoFailure is kube's answer for a signature that does not verify,
+// in the words of the JOSE library kube uses.
+var errCryptoFailure = errors.New("square/go-jose: error in cryptographic primitive")
+
 // verify checks the signature against each key in turn, so that keys can
-// be rotated, and returns the claims.
+// be rotated, and returns the claims; the errors are aggregated as kube
+// aggregates them.
 func (a *Authenticator) verify(tok *jwt.JSONWebToken) (*jwt.Claims, *privateClaims, error) {
 	var errs []error
 	for _, key := range a.cfg.Keys {
 		public, private := &jwt.Claims{}, &privateClaims{}
 		if err := tok.Claims(key, public, private); err != nil {
+			if errors.Is(err, jose.ErrCryptoFailure) {
+				err = errCryptoFailure
+			}
 			errs = append(errs, err)
 			continue
 		}
 		return public, private, nil
 	}
-	return nil, nil, fmt.Errorf("service account token signature: %w", errors.Join(errs...))
+	return nil, nil, utilerrors.NewAggregate(errs)
+}
+
+// otherAlgorithmIssuer reads the issuer of a compact JWS whose parts
+// decode, whatever algorithm its header names.
+func otherAlgorithmIssuer(token string) (string, bool) {
+	parts := strings.Split(token, ".")
+	var decoded [3][]byte
+	for i, p := range parts {
+		b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(p, "="))
+		if err != nil {
+			return "", false
+		}
+		decoded[i] = b
+	}
+	var header struct {
+		Algorithm string `json:"alg"`
+	}
+	var claims struct {
+		Issuer string `json:"iss"`
+	}
+	if json.Unmarshal(decoded[0], &header) != nil || json.Unmarshal(decoded[1], &claims) != nil {
+		return "", false
+	}
+	return claims.Issuer, true
 }
 
 // errInvalidated is kube's answer for a token whose bound Secret is gone.

@@ -80,6 +80,18 @@ type Controller struct {
 	// first; see worker.
 	writesMu sync.Mutex
 	writes   []*statusWrite
+
+	// written holds, by key, the last status write's answer until the
+	// informer shows it; see ownWrite.
+	writtenMu sync.Mutex
+	written   map[string]writtenStatus
+}
+
+// writtenStatus is a CronJob as a status write returned it, and the
+// resourceVersion of the copy it replaced.
+type writtenStatus struct {
+	cj       *batchv1.CronJob
+	replaced string
 }
 
 // statusWrite is the status write that ends a sync: the CronJob's key
@@ -288,14 +300,17 @@ func (c *Controller) reconcile(ctx context.Context, key string) (*statusWrite, *
 			owned = append(owned, j)
 		}
 	}
+	cached = c.ownWrite(key, cached)
 	cj := statusCopy(cached)
-	// A sync that fails part-way (a Job deleted for Replace, then the new
-	// one refused) still writes what it changed, as kube's does; the
-	// error then requeues the CronJob.
-	requeue, updateStatus, syncErr := c.syncCronJob(ctx, cj, owned)
-	if c.cleanupFinishedJobs(ctx, cj, owned) {
-		updateStatus = true
-	}
+	// The history limits are applied first, as kube's controller does: a
+	// finished Job they delete leaves status.active with SuccessfulDelete
+	// alone, and the sync reports SawCompletedJob only for the finished
+	// Jobs that remain. A sync that fails part-way (a Job deleted for
+	// Replace, then the new one refused) still writes what it changed, as
+	// kube's does; the error then requeues the CronJob.
+	updateStatus := c.cleanupFinishedJobs(ctx, cj, owned)
+	requeue, synced, syncErr := c.syncCronJob(ctx, cj, owned)
+	updateStatus = updateStatus || synced
 	if updateStatus {
 		return &statusWrite{base: cached, desired: cj, requeue: requeue, syncErr: syncErr}, nil, nil
 	}
@@ -328,7 +343,10 @@ func (c *Controller) writeStatus(ctx context.Context, base, desired *batchv1.Cro
 	client := c.client.BatchV1().CronJobs(desired.Namespace)
 	next := desired
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		_, err := client.UpdateStatus(ctx, next, metav1.UpdateOptions{})
+		written, err := client.UpdateStatus(ctx, next, metav1.UpdateOptions{})
+		if err == nil {
+			c.rememberWrite(written, next.ResourceVersion)
+		}
 		if !apierrors.IsConflict(err) {
 			return err
 		}
@@ -346,6 +364,41 @@ func (c *Controller) writeStatus(ctx context.Context, base, desired *batchv1.Cro
 		return nil
 	}
 	return err
+}
+
+// ownWrite returns the CronJob a sync of key starts from: the informer's
+// copy, or the one this controller's last status write returned while the
+// informer still shows the copy that write replaced. Without it a sync
+// that follows its own write closely (a Job's next update queues one at
+// once) would see a finished Job still active and report it again.
+func (c *Controller) ownWrite(key string, cached *batchv1.CronJob) *batchv1.CronJob {
+	c.writtenMu.Lock()
+	defer c.writtenMu.Unlock()
+	w, ok := c.written[key]
+	if !ok {
+		return cached
+	}
+	if w.cj.UID == cached.UID && w.replaced == cached.ResourceVersion {
+		return w.cj
+	}
+	// The informer has caught up (or the CronJob was replaced).
+	delete(c.written, key)
+	return cached
+}
+
+// rememberWrite records the answer of a status write that replaced the
+// version replaced.
+func (c *Controller) rememberWrite(cj *batchv1.CronJob, replaced string) {
+	key, err := cache.MetaNamespaceKeyFunc(cj)
+	if err != nil {
+		return
+	}
+	c.writtenMu.Lock()
+	defer c.writtenMu.Unlock()
+	if c.written == nil {
+		c.written = map[string]writtenStatus{}
+	}
+	c.written[key] = writtenStatus{cj: cj, replaced: replaced}
 }
 
 // carryOver applies to live what a sync changed from base to desired: the
@@ -662,7 +715,9 @@ func (c *Controller) removeOldest(ctx context.Context, cj *batchv1.CronJob, jobs
 	sort.SliceStable(jobs, func(i, k int) bool { return started(jobs[i]).Before(started(jobs[k])) })
 	changed := false
 	for _, j := range jobs[:len(jobs)-limit] {
-		if err := c.deleteJob(ctx, cj, j.Namespace, j.Name); err == nil && inActive(cj, j.UID) {
+		// kube writes the status after each deletion, whether or not the
+		// Job was still listed active.
+		if err := c.deleteJob(ctx, cj, j.Namespace, j.Name); err == nil {
 			removeActive(cj, j.UID)
 			changed = true
 		}

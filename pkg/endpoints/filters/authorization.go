@@ -93,5 +93,11 @@ func Forbidden(a authorizer.Attributes, reason string) error {
 	if reason != "" {
 		msg += ": " + reason
 	}
-	return apierrors.NewForbidden(schema.GroupResource{Group: a.APIGroup, Resource: a.Resource}, a.Name, fmt.Errorf("%s", msg))
+	// A path outside the resources (/apis/<group>/<version>) is no
+	// group's: "forbidden: User ...", as kube words it.
+	var gr schema.GroupResource
+	if a.ResourceRequest {
+		gr = schema.GroupResource{Group: a.APIGroup, Resource: a.Resource}
+	}
+	return apierrors.NewForbidden(gr, a.Name, fmt.Errorf("%s", msg))
 }

@@ -2,15 +2,17 @@
 // kube's names and labels so that existing dashboards and alerts work:
 // apiserver_request_total and _duration_seconds, response sizes,
 // long-running requests, watchers and watch events, and the requests to
-// deprecated APIs. A filter records every request once RequestInfo is
-// known; the watch handler reports its watchers and events.
+// deprecated APIs. A filter records the requests kube records once
+// RequestInfo is known: those to a served resource and to the health
+// endpoints, under labels from bounded sets only, so that no caller can
+// grow the series with made-up paths, versions, methods or dryRun values;
+// the watch handler reports its watchers and events.
 package instrumentation
 
 import (
 	"context"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +20,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -38,6 +41,10 @@ type Metrics struct {
 	registeredWatchers *prometheus.GaugeVec
 	watchEvents        *prometheus.CounterVec
 	watchEventSizes    *prometheus.HistogramVec
+
+	// served reports the resources (and subresources) served: the
+	// resource requests recorded.
+	served func(gvr schema.GroupVersionResource, subresource string) bool
 
 	// series holds the request series of resource requests (a bounded
 	// set) by their labels and code, so that a request does not hash and
@@ -85,10 +92,14 @@ type watchSeries struct {
 	sizes  prometheus.Observer
 }
 
-// New registers the request metrics in r.
-func New(r *metrics.Registry) *Metrics {
+// New registers the request metrics in r. served reports the resources
+// and subresources the server serves, at the time of a request: as kube,
+// which records the requests its routes serve, a resource request is
+// recorded only if it names one of them.
+func New(r *metrics.Registry, served func(gvr schema.GroupVersionResource, subresource string) bool) *Metrics {
 	exp := func(start, factor float64, n int) []float64 { return prometheus.ExponentialBuckets(start, factor, n) }
 	return &Metrics{
+		served: served,
 		requests: r.Counter(metrics.Opts{Name: "apiserver_request_total", Stability: metrics.Stable,
 			Help: "Requests answered, by verb, dry run, group, version, resource, subresource, scope, component and HTTP code."},
 			"verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component", "code"),
@@ -118,12 +129,32 @@ type labels struct {
 	verb, dryRun, group, version, resource, subresource, scope, component string
 }
 
+// healthPaths are the paths outside the APIs that kube records (its
+// health endpoints, not their checks), the path as subresource.
+var healthPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true}
+
+// methods are the methods kube records by name; it records the others
+// as "other".
+var methods = map[string]bool{
+	http.MethodGet: true, http.MethodPost: true, http.MethodPut: true, http.MethodPatch: true,
+	http.MethodDelete: true, http.MethodConnect: true,
+}
+
 // requestLabels reads a request's labels as kube reports them: resource
 // requests by their API verb in capitals (LIST, WATCH, POST, PUT, PATCH,
-// APPLY, DELETE, DELETECOLLECTION), other paths by method and path.
-func requestLabels(r *http.Request, info *request.RequestInfo) labels {
+// APPLY, DELETE, DELETECOLLECTION), the health endpoints by method and
+// path. It reports false for the requests kube does not record: other
+// paths, and resource requests for a resource, version or subresource
+// not served or with a method no verb maps to.
+func (m *Metrics) requestLabels(r *http.Request, info *request.RequestInfo) (labels, bool) {
 	if info == nil || !info.IsResourceRequest {
-		return labels{verb: r.Method, subresource: r.URL.Path}
+		if !healthPaths[r.URL.Path] {
+			return labels{}, false
+		}
+		return labels{verb: method(r.Method), subresource: r.URL.Path}, true
+	}
+	if info.Verb == "" || !m.served(info.GroupVersionResource(), info.Subresource) {
+		return labels{}, false
 	}
 	l := labels{
 		verb: apiVerb(r, info), dryRun: dryRun(r.URL), group: info.APIGroup, version: info.APIVersion,
@@ -137,7 +168,19 @@ func requestLabels(r *http.Request, info *request.RequestInfo) labels {
 	default:
 		l.scope = "cluster"
 	}
-	return l
+	return l, true
+}
+
+// method is how kube records a request's method: HEAD as GET, methods
+// outside its list as "other".
+func method(m string) string {
+	switch {
+	case m == http.MethodHead:
+		return http.MethodGet
+	case methods[m]:
+		return m
+	}
+	return "other"
 }
 
 func apiVerb(r *http.Request, info *request.RequestInfo) string {
@@ -155,20 +198,23 @@ func apiVerb(r *http.Request, info *request.RequestInfo) string {
 	return strings.ToUpper(info.Verb)
 }
 
-// dryRun is the request's dryRun values, sorted and without repeats.
+// dryRun is the request's dryRun value as kube records it: All (however
+// often it is repeated), or "invalid" when a value is not one the API
+// takes.
 func dryRun(u *url.URL) string {
 	if !strings.Contains(u.RawQuery, "dryRun") {
 		return ""
 	}
 	values := u.Query()["dryRun"]
-	sort.Strings(values)
-	out := values[:0]
-	for i, v := range values {
-		if i == 0 || v != values[i-1] {
-			out = append(out, v)
+	for _, v := range values {
+		if v != metav1.DryRunAll {
+			return "invalid"
 		}
 	}
-	return strings.Join(out, ",")
+	if len(values) == 0 {
+		return ""
+	}
+	return metav1.DryRunAll
 }
 
 // recorder captures a response's code and size.
@@ -216,16 +262,20 @@ func Refused(ctx context.Context) {
 	}
 }
 
-// WithRequestMetrics records every request but those Refused: its count
-// by code, its latency, a read's response size, and (for watches) that
-// it is in progress.
-// It goes after the RequestInfo filter, before authentication, so that
-// refused requests count too.
+// WithRequestMetrics records the requests kube records (see
+// requestLabels) but those Refused: its count by code, its latency, a
+// read's response size, and (for watches) that it is in progress.
+// It goes after the RequestInfo filter, before the deadline and the
+// in-flight limits, so that their 504s and 429s count too.
 func (m *Metrics) WithRequestMetrics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
 		info, _ := request.RequestInfoFrom(r.Context())
-		l := requestLabels(r, info)
+		l, recorded := m.requestLabels(r, info)
+		if !recorded {
+			next.ServeHTTP(w, r)
+			return
+		}
+		start := time.Now()
 		if l.verb == "WATCH" {
 			g := m.longRunning.WithLabelValues(l.verb, l.group, l.version, l.resource, l.subresource, l.scope, l.component)
 			g.Inc()

@@ -61,11 +61,14 @@ func Resource(schemaCheck SchemaCheck, optionalOldSelf bool) *generic.Resource {
 		Codec:           storageCodec{},
 		Strategy:        Strategy{SchemaCheck: schemaCheck, OptionalOldSelf: optionalOldSelf},
 		Subresources:    map[string]generic.Strategy{"status": statusStrategy{}},
+
+		UpdatesNeedResourceVersion: true,
 	}
 }
 
 // SetDefaults fills in what kube's defaulting does for a definition: the
-// None conversion, the singular and list kind from the plural and kind.
+// None conversion, the singular and list kind from the plural and kind;
+// and it drops the null keywords of its schemas, as kube's decoding does.
 func SetDefaults(crd *apiextensionsv1.CustomResourceDefinition) {
 	if crd.Spec.Conversion == nil {
 		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
@@ -79,6 +82,11 @@ func SetDefaults(crd *apiextensionsv1.CustomResourceDefinition) {
 	}
 	if crd.Status.StoredVersions == nil {
 		crd.Status.StoredVersions = []string{}
+	}
+	for _, v := range crd.Spec.Versions {
+		if v.Schema != nil {
+			dropNullKeywords(v.Schema.OpenAPIV3Schema)
+		}
 	}
 }
 

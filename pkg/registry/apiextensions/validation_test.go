@@ -16,7 +16,7 @@ import (
 
 // checkSchema is the server's schema check but for the CEL rules.
 func checkSchema(v map[string]interface{}, _ []map[string]interface{}, _ bool, fldPath *field.Path) field.ErrorList {
-	_, errs := cronschema.CheckCRDSchema(v, fldPath)
+	_, errs := cronschema.CheckCRDSchema(v, fldPath, nil)
 	return errs
 }
 

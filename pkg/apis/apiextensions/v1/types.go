@@ -224,6 +224,16 @@ func (s *CustomResourceDefinitionStatus) SetCondition(c CustomResourceDefinition
 	s.Conditions = append(s.Conditions, c)
 }
 
+// RemoveCondition drops condition t, if set.
+func (s *CustomResourceDefinitionStatus) RemoveCondition(t ConditionType) {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == t {
+			s.Conditions = append(s.Conditions[:i:i], s.Conditions[i+1:]...)
+			return
+		}
+	}
+}
+
 // IsTrue reports whether condition t is True.
 func (s *CustomResourceDefinitionStatus) IsTrue(t ConditionType) bool {
 	c := s.Condition(t)

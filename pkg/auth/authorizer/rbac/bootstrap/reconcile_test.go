@@ -152,3 +152,42 @@ func TestClusterRoles_JobControllerHasKubesRulesAndBinding(t *testing.T) {
 	}
 	t.Fatal("no binding")
 }
+
+// kube-apiserver v1.29's system:auth-delegator and
+// system:service-account-issuer-discovery, as it serves them, and the
+// latter's binding to every service account.
+func TestClusterRoles_DelegationAndIssuerDiscoveryAsKube(t *testing.T) {
+	want := map[string][]rbacv1.PolicyRule{
+		"system:auth-delegator": {
+			{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+			{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+		},
+		"system:service-account-issuer-discovery": {
+			{NonResourceURLs: []string{"/.well-known/openid-configuration", "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/"}, Verbs: []string{"get"}},
+		},
+	}
+	for _, r := range ClusterRoles() {
+		if rules, ok := want[r.Name]; ok {
+			if !reflect.DeepEqual(r.Rules, rules) {
+				t.Errorf("%s: rules %+v, want %+v", r.Name, r.Rules, rules)
+			}
+			if r.Labels["kubernetes.io/bootstrapping"] != "rbac-defaults" || r.Annotations[AutoUpdateAnnotation] != "true" {
+				t.Errorf("%s: labels %v, annotations %v", r.Name, r.Labels, r.Annotations)
+			}
+			delete(want, r.Name)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("missing roles: %v", want)
+	}
+	bound := map[string][]rbacv1.Subject{}
+	for _, b := range ClusterRoleBindings() {
+		bound[b.Name] = b.Subjects
+	}
+	if s := bound["system:service-account-issuer-discovery"]; !reflect.DeepEqual(s, []rbacv1.Subject{{Kind: "Group", APIGroup: "rbac.authorization.k8s.io", Name: "system:serviceaccounts"}}) {
+		t.Errorf("system:service-account-issuer-discovery binds %+v", s)
+	}
+	if _, ok := bound["system:auth-delegator"]; ok {
+		t.Error("system:auth-delegator is bound; kube binds it to nobody")
+	}
+}
