@@ -36,7 +36,11 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/admission"
+	"github.com/cronplane/cronplane/pkg/admission/plugin/defaulttolerations"
 	"github.com/cronplane/cronplane/pkg/admission/plugin/namespacelifecycle"
+	"github.com/cronplane/cronplane/pkg/admission/plugin/nodetaint"
+	"github.com/cronplane/cronplane/pkg/admission/plugin/priority"
+	saadmission "github.com/cronplane/cronplane/pkg/admission/plugin/serviceaccount"
 	"github.com/cronplane/cronplane/pkg/apiextensions"
 	"github.com/cronplane/cronplane/pkg/apply"
 	"github.com/cronplane/cronplane/pkg/audit"
@@ -303,6 +307,7 @@ func (s *Server) connectEtcd(ctx context.Context) error {
 // ratcheting is the CRDValidationRatcheting gate.
 func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool) []*generic.Resource {
 	resources := []*generic.Resource{core.NamespaceResource(), core.EventResource(), core.ConfigMapResource(), core.SecretResource()}
+	resources = append(resources, core.WorkloadResources()...)
 	resources = append(resources, batch.Resources()...)
 	resources = append(resources, coordination.Resources()...)
 	resources = append(resources, rbacregistry.Resources(escalation)...)
@@ -376,6 +381,10 @@ func resetFields(res *generic.Resource) map[string][]string {
 func (s *Server) admissionChain() admission.Chain {
 	chain := admission.Chain{
 		namespacelifecycle.New(namespaceGetter{s.Registry}),
+		saadmission.New(serviceAccountGetter{s.Registry}),
+		defaulttolerations.Plugin{},
+		priority.Plugin{},
+		nodetaint.Plugin{},
 	}
 	return append(chain, s.opts.Admission.Plugins...)
 }
@@ -409,6 +418,26 @@ func (r *resourceStorage) storageFor(res *generic.Resource) storage.Interface {
 	r.caches[prefix] = c
 	r.cacheResources[prefix] = resource
 	return c
+}
+
+// serviceAccountGetter reads service accounts through whatever serves
+// them.
+type serviceAccountGetter struct{ registry *registry.Registry }
+
+func (g serviceAccountGetter) GetServiceAccount(ctx context.Context, namespace, name string, live bool) (*corev1.ServiceAccount, error) {
+	e, ok := g.registry.Lookup(corev1.SchemeGroupVersion.WithResource("serviceaccounts"))
+	if !ok {
+		return nil, fmt.Errorf("serviceaccounts are not served")
+	}
+	opts := &metav1.GetOptions{ResourceVersion: "0"}
+	if live {
+		opts.ResourceVersion = ""
+	}
+	obj, err := e.Storage.(rest.Getter).Get(ctx, namespace, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return storage.Unwrap(obj).(*corev1.ServiceAccount), nil
 }
 
 // namespaceGetter reads namespaces through whatever serves them.

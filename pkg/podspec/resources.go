@@ -227,3 +227,10 @@ func usesIndivisibleHugePages(spec *corev1.PodSpec) bool {
 		return false
 	})
 }
+
+// ValidateResourceQuantity checks a quantity of the named resource as
+// kube does wherever resources are listed (a node's capacity, too): not
+// negative, and whole for resources counted in units.
+func ValidateResourceQuantity(name string, q resource.Quantity, path *field.Path) field.ErrorList {
+	return validateQuantity(name, q, path)
+}

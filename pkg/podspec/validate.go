@@ -96,6 +96,17 @@ func ValidateTemplate(t *corev1.PodTemplateSpec, path *field.Path, opts Options)
 // does on create; the object metadata itself is the store's. Ephemeral
 // containers come only through their subresource.
 func ValidatePod(pod *corev1.Pod, opts Options) field.ErrorList {
+	return validatePod(pod, opts, true)
+}
+
+// ValidatePodForUpdate checks an updated Pod's metadata annotations and
+// spec as kube does before its rules of what an update may change: as on
+// create, without the checks only a new Pod gets.
+func ValidatePodForUpdate(pod *corev1.Pod, opts Options) field.ErrorList {
+	return validatePod(pod, opts, false)
+}
+
+func validatePod(pod *corev1.Pod, opts Options, create bool) field.ErrorList {
 	opts.ResourceIsPod = true
 	meta, spec := field.NewPath("metadata"), field.NewPath("spec")
 	errs := ValidatePodAnnotations(pod.Annotations, &pod.Spec, meta.Child("annotations"), opts)
@@ -120,10 +131,10 @@ func ValidatePod(pod *corev1.Pod, opts Options) field.ErrorList {
 			errs = append(errs, validateImageWhitespace(&list.cs[i], spec.Child(list.name).Index(i))...)
 		}
 	}
-	if len(pod.Spec.EphemeralContainers) > 0 {
+	if create && len(pod.Spec.EphemeralContainers) > 0 {
 		errs = append(errs, field.Forbidden(spec.Child("ephemeralContainers"), "cannot be set on create"))
 	}
-	if pod.Spec.NodeName != "" && len(pod.Spec.SchedulingGates) != 0 {
+	if create && pod.Spec.NodeName != "" && len(pod.Spec.SchedulingGates) != 0 {
 		errs = append(errs, field.Forbidden(spec.Child("nodeName"), "cannot be set until all schedulingGates have been cleared"))
 	}
 	return append(errs, validateSeccompAnnotationsMatch(pod.Annotations, &pod.Spec, spec)...)

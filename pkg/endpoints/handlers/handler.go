@@ -406,8 +406,14 @@ func (c *call) create(store createFunc) (int, runtime.Object, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	uid := metaOf(obj).GetUID()
 	if err := prepareNew(metaOf(obj), c.namespace); err != nil {
 		return 0, nil, err
+	}
+	if c.info.Subresource != "" {
+		// A POST to a subresource acts on an existing object, whose uid
+		// the body may name as a precondition (a pod's Binding).
+		metaOf(obj).SetUID(uid)
 	}
 	opts.FieldManager = managerOrUserAgent(opts.FieldManager, c.r.UserAgent())
 	ctx := c.r.Context()

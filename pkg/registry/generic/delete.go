@@ -3,6 +3,7 @@ package generic
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -74,8 +75,40 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, validate res
 		} else if ok {
 			strategyKeeps = ds.PrepareForDelete(current.DeepCopyObject())
 		}
+		grace := s.beginGracefulDelete(current, m, opts)
+		if grace == gracePending {
+			// A deletion already counting down is left as it is, its
+			// finalizers too, as kube leaves it.
+			if optimistic {
+				continue
+			}
+			return current, false, nil
+		}
 		finalizers := s.deletionFinalizers(m.GetFinalizers(), opts)
 		changed := !sets.New(finalizers...).Equal(sets.New(m.GetFinalizers()...))
+		if grace == graceSet {
+			m.SetFinalizers(finalizers)
+			removeNow := *m.GetDeletionGracePeriodSeconds() == 0 && len(finalizers) == 0
+			if dryRun {
+				if removeNow {
+					return s.deletedResult(current), true, nil
+				}
+				return current, false, nil
+			}
+			out, err := s.writeDeleting(ctx, key, current, m.GetResourceVersion())
+			if storage.IsConflict(err) && attempt < 10 {
+				continue
+			}
+			if err != nil || !removeNow {
+				return out, false, err
+			}
+			// Removed in a second write, so that watchers see the
+			// deletion marked first, as kube shows it.
+			current = out
+			if m, err = meta.Accessor(current); err != nil {
+				return nil, false, apierrors.NewInternalError(err)
+			}
+		}
 		keep := strategyKeeps || len(finalizers) > 0
 		if keep {
 			if m.GetDeletionTimestamp() != nil && !changed {
@@ -103,18 +136,11 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, validate res
 			if dryRun {
 				return current, false, nil
 			}
-			rv := m.GetResourceVersion()
-			out, err := s.Storage.GuaranteedUpdate(ctx, key, &storage.Preconditions{ResourceVersion: &rv}, func(runtime.Object) (runtime.Object, error) {
-				return s.toStorage(current)
-			}, nil)
+			out, err := s.writeDeleting(ctx, key, current, m.GetResourceVersion())
 			if storage.IsConflict(err) && attempt < 10 {
 				continue
 			}
-			if err != nil {
-				return nil, false, s.apiError(err, name)
-			}
-			obj, err := s.fromStorage(out)
-			return obj, false, err
+			return out, false, err
 		}
 		if dryRun {
 			return s.deletedResult(current), true, nil
@@ -133,6 +159,74 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, validate res
 		}
 		return s.deletedResult(last), true, nil
 	}
+}
+
+// writeDeleting stores obj, read at resourceVersion rv, marked for
+// deletion. A conflict is returned as the storage's, for a retry.
+func (s *Store) writeDeleting(ctx context.Context, key string, obj runtime.Object, rv string) (runtime.Object, error) {
+	out, err := s.Storage.GuaranteedUpdate(ctx, key, &storage.Preconditions{ResourceVersion: &rv}, func(runtime.Object) (runtime.Object, error) {
+		return s.toStorage(obj)
+	}, nil)
+	if storage.IsConflict(err) {
+		return nil, err
+	}
+	if err != nil {
+		m, _ := meta.Accessor(obj)
+		return nil, s.apiError(err, m.GetName())
+	}
+	return s.fromStorage(mutable(out))
+}
+
+// graceState is what a GracefulDeleteStrategy makes of a delete request.
+type graceState int
+
+const (
+	// notGraceful: the resource has no grace periods, or the object's has
+	// run out; it is deleted as any other.
+	notGraceful graceState = iota
+	// gracePending: the object is counting down already, and no shorter
+	// period was asked for; nothing changes.
+	gracePending
+	// graceSet: the object's deletionTimestamp and grace period were set,
+	// or shortened.
+	graceSet
+)
+
+// beginGracefulDelete marks obj (whose metadata is m) as deleted after
+// its grace period, when its strategy gives it one. A negative period
+// asked for counts as 1 second, as kube counts it.
+func (s *Store) beginGracefulDelete(obj runtime.Object, m metav1.Object, opts *metav1.DeleteOptions) graceState {
+	gs, ok := s.Resource.Strategy.(GracefulDeleteStrategy)
+	if !ok {
+		return notGraceful
+	}
+	requested := opts.GracePeriodSeconds
+	if requested != nil && *requested < 0 {
+		one := int64(1)
+		requested = &one
+	}
+	if ts := m.GetDeletionTimestamp(); ts != nil {
+		current := m.GetDeletionGracePeriodSeconds()
+		if current == nil || *current == 0 {
+			return notGraceful
+		}
+		if requested == nil || *requested >= *current {
+			return gracePending
+		}
+		shortened := metav1.NewTime(ts.Add(time.Duration(*requested-*current) * time.Second))
+		period := *requested
+		m.SetDeletionTimestamp(&shortened)
+		m.SetDeletionGracePeriodSeconds(&period)
+		return graceSet
+	}
+	period := gs.GracePeriod(obj, requested)
+	deadline := metav1.NewTime(s.now().Add(time.Duration(period) * time.Second))
+	m.SetDeletionTimestamp(&deadline)
+	m.SetDeletionGracePeriodSeconds(&period)
+	if g := m.GetGeneration(); g > 0 {
+		m.SetGeneration(g + 1)
+	}
+	return graceSet
 }
 
 // deletionFinalizers returns an object's finalizers for a delete request:

@@ -88,3 +88,16 @@ func (s StatusStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList 
 	}
 	return s.ValidateStatus(obj, old)
 }
+
+// GracefulDeleteStrategy is implemented by strategies whose objects an
+// agent elsewhere must let go of before they are removed, such as a pod
+// running on a node. A first delete request sets deletionTimestamp to now
+// plus the grace period and deletionGracePeriodSeconds to it; a later one
+// may only shorten it; once the period is 0 (and no finalizers are left)
+// the object is removed. Watchers see the object marked, then deleted.
+type GracefulDeleteStrategy interface {
+	// GracePeriod returns the seconds obj is given on a first delete
+	// request that asked for requested (nil when it named none, never
+	// negative); 0 removes it at once.
+	GracePeriod(obj runtime.Object, requested *int64) int64
+}

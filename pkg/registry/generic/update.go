@@ -62,7 +62,10 @@ func (s *Store) Update(ctx context.Context, namespace, name string, info rest.Up
 		if err := s.beforeUpdate(ctx, namespace, obj, current, updateValidation); err != nil {
 			return nil, err
 		}
-		if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !s.keepOnDelete(obj) {
+		// An object counting down a grace period (a pod its node agent is
+		// stopping) stays through updates, its agent's status writes too.
+		graceLeft := m.GetDeletionGracePeriodSeconds() != nil && *m.GetDeletionGracePeriodSeconds() > 0
+		if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !graceLeft && !s.keepOnDelete(obj) {
 			deleteAfter = true
 		}
 		result = obj
@@ -191,4 +194,47 @@ func (s *Store) checkPreconditions(current runtime.Object, p *storage.Preconditi
 		return apierrors.NewConflict(gr, m.GetName(), fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
 	}
 	return nil
+}
+
+// UpdateStored changes a stored object through change, with none of the
+// strategy's rules and no managedFields recorded: for a subresource that
+// is an operation on the object rather than a write of it (pods/binding),
+// which checks what it needs itself. change returns API errors, which
+// are answered as they are; a dry run changes a copy and stores nothing.
+func (s *Store) UpdateStored(ctx context.Context, namespace, name string, preconditions *storage.Preconditions, dryRun bool, change func(obj runtime.Object) error) (runtime.Object, error) {
+	key := s.key(namespace, name)
+	tryUpdate := func(current runtime.Object) (runtime.Object, error) {
+		if current == nil {
+			return nil, apierrors.NewNotFound(s.Resource.GroupResource(), name)
+		}
+		obj, err := s.fromStorage(mutable(current))
+		if err != nil {
+			return nil, err
+		}
+		if err := change(obj); err != nil {
+			return nil, err
+		}
+		return s.toStorage(obj)
+	}
+	if dryRun {
+		current, err := s.Storage.Get(ctx, key, storage.GetOptions{Mode: storage.ReadMostRecent})
+		if err != nil {
+			return nil, s.apiError(err, name)
+		}
+		if preconditions != nil {
+			if err := s.checkPreconditions(storage.Unwrap(current), preconditions); err != nil {
+				return nil, err
+			}
+		}
+		out, err := tryUpdate(current)
+		if err != nil {
+			return nil, s.apiError(err, name)
+		}
+		return s.fromStorage(out)
+	}
+	out, err := s.Storage.GuaranteedUpdate(ctx, key, preconditions, tryUpdate, nil)
+	if err != nil {
+		return nil, s.apiError(err, name)
+	}
+	return s.fromStorage(out)
 }

@@ -1,8 +1,8 @@
 // Package readonly registers the kinds kubectl expects every cluster to
 // have (kubectl apply --prune's default list) that cronplane does not run:
-// Pods, ReplicationControllers, PersistentVolumes and their claims,
-// Ingresses and the apps/v1 workloads. Without nodes, a scheduler or
-// their controllers, such objects would never do anything, so they are
+// ReplicationControllers, PersistentVolumes and their claims, Ingresses
+// and the apps/v1 workloads (pods are served in full, pkg/registry/core).
+// Without their controllers, such objects would never do anything, so they are
 // served read-only: discovery lists them with get, list and watch, and a
 // client sees what kube answers for a kind with no objects (an empty
 // list, a NotFound, a quiet watch), from the same keys kube uses, so
@@ -41,8 +41,6 @@ type kind struct {
 var all = []string{"all"}
 
 var kinds = []kind{
-	{corev1.SchemeGroupVersion.WithKind("Pod"), "pods", "pod", []string{"po"}, all, true, "",
-		func() runtime.Object { return &corev1.Pod{} }, func() runtime.Object { return &corev1.PodList{} }},
 	{corev1.SchemeGroupVersion.WithKind("ReplicationController"), "replicationcontrollers", "replicationcontroller", []string{"rc"}, all, true, "controllers",
 		func() runtime.Object { return &corev1.ReplicationController{} }, func() runtime.Object { return &corev1.ReplicationControllerList{} }},
 	{corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"), "persistentvolumeclaims", "persistentvolumeclaim", []string{"pvc"}, nil, true, "",
