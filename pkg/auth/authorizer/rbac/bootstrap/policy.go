@@ -29,6 +29,14 @@ const (
 	aggregateToView      = "rbac.authorization.k8s.io/aggregate-to-view"
 	// ControllerManagerUser is the controller-manager's own identity.
 	ControllerManagerUser = "system:kube-controller-manager"
+	// SchedulerUser is kube-scheduler's identity, and the name of its
+	// role and binding.
+	SchedulerUser = "system:kube-scheduler"
+	// SchedulerBinding grants the scheduler's role to cronplane's
+	// scheduler, which runs in the controller-manager: to its service
+	// account under --use-service-account-credentials, else to the
+	// manager's own identity.
+	SchedulerBinding = "system:controller:scheduler"
 	// ControllerRolePrefix starts the name of each controller's role, and
 	// of the binding of that role to the controller's service account in
 	// kube-system.
@@ -136,6 +144,25 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			rule("authorization.k8s.io").resources("subjectaccessreviews").verbs("create"),
 			rule("*").resources("*").verbs("list", "watch"),
 			rule("").resources("serviceaccounts/token").verbs("create")),
+		clusterRole(SchedulerUser, nil,
+			eventsRule,
+			rule("coordination.k8s.io").resources("leases").verbs("create"),
+			rule("coordination.k8s.io").resources("leases").names("kube-scheduler").verbs("get", "update"),
+			rule("").resources("nodes").verbs(readVerbs...),
+			rule("").resources("pods").verbs("delete", "get", "list", "watch"),
+			rule("").resources("bindings", "pods/binding").verbs("create"),
+			rule("").resources("pods/status").verbs("patch", "update"),
+			rule("").resources("replicationcontrollers", "services").verbs(readVerbs...),
+			rule("apps", "extensions").resources("replicasets").verbs(readVerbs...),
+			rule("apps").resources("statefulsets").verbs(readVerbs...),
+			rule("policy").resources("poddisruptionbudgets").verbs(readVerbs...),
+			rule("").resources("persistentvolumeclaims", "persistentvolumes").verbs(readVerbs...),
+			rule("authentication.k8s.io").resources("tokenreviews").verbs("create"),
+			rule("authorization.k8s.io").resources("subjectaccessreviews").verbs("create"),
+			rule("storage.k8s.io").resources("csinodes").verbs(readVerbs...),
+			rule("").resources("namespaces").verbs(readVerbs...),
+			rule("storage.k8s.io").resources("csidrivers").verbs(readVerbs...),
+			rule("storage.k8s.io").resources("csistoragecapacities").verbs(readVerbs...)),
 	}
 	for _, name := range controllerNames() {
 		roles = append(roles, clusterRole(ControllerRolePrefix+name, nil, Controllers[name]...))
@@ -157,7 +184,13 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		binding("system:public-info-viewer", group(user.AllAuthenticated), group(user.AllUnauthenticated)),
 		binding("system:service-account-issuer-discovery", group(serviceaccount.AllServiceAccountsGroup)),
 		binding(ControllerManagerUser, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: ControllerManagerUser}),
+		binding(SchedulerUser, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: SchedulerUser}),
 	}
+	scheduler := binding(SchedulerBinding,
+		rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "scheduler", Namespace: "kube-system"},
+		rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: ControllerManagerUser})
+	scheduler.RoleRef.Name = SchedulerUser
+	bindings = append(bindings, scheduler)
 	for _, name := range controllerNames() {
 		bindings = append(bindings, binding(ControllerRolePrefix+name,
 			rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: "kube-system"}))

@@ -1,0 +1,189 @@
+package scheduler
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
+)
+
+// newTestController starts informers over a fake clientset holding objs
+// and returns the controller, with its syncs left to the test.
+func newTestController(t *testing.T, objs ...runtime.Object) (*Controller, *fake.Clientset, *record.FakeRecorder) {
+	t.Helper()
+	client := fake.NewSimpleClientset(objs...)
+	factory := informers.NewSharedInformerFactory(client, 0)
+	recorder := record.NewFakeRecorder(10)
+	c := New(client, factory.Core().V1().Pods(), factory.Core().V1().Nodes(), recorder)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() {
+		cancel()
+		factory.Shutdown()
+	})
+	factory.Start(ctx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			t.Fatalf("%v did not sync", typ)
+		}
+	}
+	return c, client, recorder
+}
+
+func pendingPod(name string, requests corev1.ResourceList) *corev1.Pod {
+	p := podWith(requests)
+	p.Name = name
+	p.UID = types.UID("uid-" + name)
+	p.Spec.SchedulerName = Name
+	return p
+}
+
+func bindings(client *fake.Clientset) map[string]string {
+	out := map[string]string{}
+	for _, a := range client.Actions() {
+		if c, ok := a.(k8stesting.CreateAction); ok && a.GetSubresource() == "binding" {
+			b := c.GetObject().(*corev1.Binding)
+			out[b.Name] = b.Target.Name
+		}
+	}
+	return out
+}
+
+func events(r *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-r.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func TestSync_BindsToTheLeastAllocatedNodeThatFits(t *testing.T) {
+	small := readyNode("a-small", resources("cpu", "1", "memory", "2Gi", "pods", "110"))
+	large := readyNode("b-large", resources("cpu", "8", "memory", "16Gi", "pods", "110"))
+	c, client, recorder := newTestController(t, small, large, pendingPod("p", resources("cpu", "500m", "memory", "512Mi")))
+	after, err := c.sync(context.Background(), "ns/p")
+	if err != nil || after != 0 {
+		t.Fatalf("sync = %v, %v", after, err)
+	}
+	if got := bindings(client); len(got) != 1 || got["p"] != "b-large" {
+		t.Fatalf("bindings %v, want p on b-large", got)
+	}
+	if got := events(recorder); len(got) != 1 || got[0] != "Normal Scheduled Successfully assigned ns/p to b-large" {
+		t.Fatalf("events %q", got)
+	}
+}
+
+func TestSync_AssumesABoundPodSoTheNextDoesNotOvercommit(t *testing.T) {
+	n1 := readyNode("n1", resources("cpu", "1", "memory", "2Gi", "pods", "110"))
+	n2 := readyNode("n2", resources("cpu", "1", "memory", "2Gi", "pods", "110"))
+	c, client, _ := newTestController(t, n1, n2,
+		pendingPod("first", resources("cpu", "800m")), pendingPod("second", resources("cpu", "800m")))
+	for _, key := range []string{"ns/first", "ns/second"} {
+		if _, err := c.sync(context.Background(), key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := bindings(client)
+	if got["first"] != "n1" || got["second"] != "n2" {
+		t.Fatalf("bindings %v, want first on n1 (ties by name) and second on n2", got)
+	}
+}
+
+func TestSync_NoFitSetsUnschedulableConditionEventAndBacksOff(t *testing.T) {
+	busy := readyNode("busy", resources("cpu", "1", "memory", "2Gi", "pods", "110"))
+	tainted := readyNode("tainted", resources("cpu", "8", "memory", "16Gi", "pods", "110"))
+	tainted.Spec.Taints = []corev1.Taint{{Key: "key", Value: "value", Effect: corev1.TaintEffectNoSchedule}}
+	other := readyNode("other", resources("cpu", "8", "memory", "16Gi", "pods", "110"))
+	other.Spec.Taints = tainted.Spec.Taints
+	c, client, recorder := newTestController(t, busy, tainted, other, pendingPod("p", resources("cpu", "2")))
+	const want = "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {key: value}. " +
+		"preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.."
+	for attempt, wantAfter := range []time.Duration{time.Second, 2 * time.Second} {
+		after, err := c.sync(context.Background(), "ns/p")
+		if err != nil || after != wantAfter {
+			t.Fatalf("attempt %d: sync = %v, %v; want a backoff of %v", attempt, after, err, wantAfter)
+		}
+	}
+	if got := bindings(client); len(got) != 0 {
+		t.Fatalf("bindings %v, want none", got)
+	}
+	pod, err := client.CoreV1().Pods("ns").Get(context.Background(), "p", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cond := condition(pod)
+	if cond == nil || cond.Status != corev1.ConditionFalse || cond.Reason != corev1.PodReasonUnschedulable || cond.Message != want || cond.LastTransitionTime.IsZero() {
+		t.Fatalf("PodScheduled condition %+v, want False, Unschedulable, %q", cond, want)
+	}
+	if got := events(recorder); len(got) != 2 || got[0] != "Warning FailedScheduling "+want {
+		t.Fatalf("events %q", got)
+	}
+}
+
+func TestSync_NoNodesAtAll(t *testing.T) {
+	c, _, recorder := newTestController(t, pendingPod("p", nil))
+	if _, err := c.sync(context.Background(), "ns/p"); err != nil {
+		t.Fatal(err)
+	}
+	if got := events(recorder); len(got) != 1 || got[0] != "Warning FailedScheduling no nodes available to schedule pods" {
+		t.Fatalf("events %q", got)
+	}
+}
+
+func TestSync_LeavesPodsThatAreNotItsToSchedule(t *testing.T) {
+	now := metav1.Now()
+	for _, tc := range []struct {
+		name   string
+		mutate func(*corev1.Pod)
+	}{
+		{name: "another scheduler", mutate: func(p *corev1.Pod) { p.Spec.SchedulerName = "custom" }},
+		{name: "already bound", mutate: func(p *corev1.Pod) { p.Spec.NodeName = "n1" }},
+		{name: "being deleted", mutate: func(p *corev1.Pod) { p.DeletionTimestamp = &now; p.Finalizers = []string{"f"} }},
+		{name: "scheduling gated", mutate: func(p *corev1.Pod) { p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "g"}} }},
+		{name: "terminated", mutate: func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pendingPod("p", nil)
+			tc.mutate(p)
+			c, client, recorder := newTestController(t, readyNode("n1", resources("cpu", "1", "memory", "1Gi", "pods", "10")), p)
+			client.ClearActions()
+			if _, err := c.sync(context.Background(), "ns/p"); err != nil {
+				t.Fatal(err)
+			}
+			if a := client.Actions(); len(a) != 0 {
+				t.Fatalf("actions %v, want none", a)
+			}
+			if e := events(recorder); len(e) != 0 {
+				t.Fatalf("events %q, want none", e)
+			}
+		})
+	}
+}
+
+func TestPodInformer_BoundPodsCountAgainstTheirNode(t *testing.T) {
+	n1 := readyNode("n1", resources("cpu", "1", "memory", "2Gi", "pods", "110"))
+	n2 := readyNode("n2", resources("cpu", "1", "memory", "2Gi", "pods", "110"))
+	running := pendingPod("running", resources("cpu", "800m"))
+	running.Spec.NodeName = "n1"
+	done := pendingPod("done", resources("cpu", "800m"))
+	done.Spec.NodeName = "n2"
+	done.Status.Phase = corev1.PodSucceeded
+	c, client, _ := newTestController(t, n1, n2, running, done, pendingPod("p", resources("cpu", "800m")))
+	if _, err := c.sync(context.Background(), "ns/p"); err != nil {
+		t.Fatal(err)
+	}
+	if got := bindings(client); got["p"] != "n2" {
+		t.Fatalf("bindings %v, want p on n2: n1 is taken by a running pod, n2's pod has terminated", got)
+	}
+}
