@@ -19,10 +19,12 @@ const (
 	reasonTooManyPods   = "Too many pods"
 )
 
-// Taints the node lifecycle controller puts on nodes that are not Ready
-// (False) or not heard from (Unknown). cronplane has no such controller,
-// so the scheduler reads them off the Ready condition itself, and a pod
-// that tolerates them lands on such a node as it would in kube.
+// Taints the node lifecycle controller keeps on nodes that are not Ready
+// (False) or not heard from (Unknown), and takes off nodes that are.
+// cronplane has no such controller, and its apiserver, as kube's, taints
+// a new node not-ready: so the scheduler reads these taints off the Ready
+// condition itself, and a pod that tolerates them lands on such a node
+// as it would in kube.
 const (
 	taintNotReady      = "node.kubernetes.io/not-ready"
 	taintUnreachable   = "node.kubernetes.io/unreachable"
@@ -142,10 +144,16 @@ func fits(pod *corev1.Pod, n *nodeState) *unfit {
 	return nil
 }
 
-// effectiveTaints are the node's taints, with the one kube's node
-// lifecycle controller would add for a node that is not Ready.
+// effectiveTaints are the node's taints, with the readiness taints
+// kube's node lifecycle controller would leave: none on a Ready node, a
+// NoSchedule one on any other.
 func effectiveTaints(node *corev1.Node) []corev1.Taint {
-	taints := node.Spec.Taints
+	var taints []corev1.Taint
+	for _, t := range node.Spec.Taints {
+		if t.Key != taintNotReady && t.Key != taintUnreachable {
+			taints = append(taints, t)
+		}
+	}
 	key := taintUnreachable
 	for _, c := range node.Status.Conditions {
 		if c.Type == corev1.NodeReady {
@@ -157,12 +165,7 @@ func effectiveTaints(node *corev1.Node) []corev1.Taint {
 			}
 		}
 	}
-	for _, t := range taints {
-		if t.Key == key && t.Effect == corev1.TaintEffectNoSchedule {
-			return taints
-		}
-	}
-	return append(append([]corev1.Taint(nil), taints...), corev1.Taint{Key: key, Effect: corev1.TaintEffectNoSchedule})
+	return append(taints, corev1.Taint{Key: key, Effect: corev1.TaintEffectNoSchedule})
 }
 
 func tolerates(tolerations []corev1.Toleration, taint corev1.Taint) bool {

@@ -158,6 +158,9 @@ func TestFits_EachFilterRejectsWithKubesReason(t *testing.T) {
 			pod: pod(func(p *corev1.Pod) {
 				p.Spec.Tolerations = []corev1.Toleration{{Key: taintNotReady, Operator: corev1.TolerationOpExists}}
 			})},
+		{name: "a Ready node's admission not-ready taint is the lifecycle controller's to lift", node: node(func(n *corev1.Node) {
+			n.Spec.Taints = []corev1.Taint{{Key: taintNotReady, Effect: corev1.TaintEffectNoSchedule}}
+		}), pod: pod(nil)},
 		{name: "untolerated NoSchedule taint", node: node(func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{taint} }), pod: pod(nil),
 			want: []string{"node(s) had untolerated taint {dedicated: gpu}"}, unresolved: true},
 		{name: "untolerated NoExecute taint", node: node(func(n *corev1.Node) {
