@@ -295,7 +295,8 @@ func wildcard(ip string) bool { return ip == "" || ip == "0.0.0.0" || ip == "::"
 func insufficient(pod *corev1.Pod, n *nodeState) []string {
 	alloc := n.node.Status.Allocatable
 	var reasons []string
-	if maxPods, ok := alloc[corev1.ResourcePods]; ok && int64(n.pods)+1 > maxPods.Value() {
+	// A node that reports no pods allocatable takes none, as in kube.
+	if maxPods := alloc[corev1.ResourcePods]; int64(n.pods)+1 > maxPods.Value() {
 		reasons = append(reasons, reasonTooManyPods)
 	}
 	reqs := podRequests(pod, false)

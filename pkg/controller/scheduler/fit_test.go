@@ -105,7 +105,7 @@ func TestPodRequests_InitContainersSidecarsAndOverheadAsKube(t *testing.T) {
 func TestFits_EachFilterRejectsWithKubesReason(t *testing.T) {
 	alloc := resources("cpu", "2", "memory", "4Gi", "pods", "110", "ephemeral-storage", "10Gi")
 	node := func(mutate func(*corev1.Node)) *corev1.Node {
-		n := readyNode("n1", alloc)
+		n := readyNode("n1", alloc.DeepCopy())
 		n.Labels["zone"] = "a"
 		n.Labels["cores"] = "8"
 		if mutate != nil {
@@ -201,6 +201,8 @@ func TestFits_EachFilterRejectsWithKubesReason(t *testing.T) {
 			used: &nodeState{requested: resources("cpu", "1800m", "memory", "3500Mi"), pods: 2}, want: []string{"Insufficient cpu", "Insufficient memory"}},
 		{name: "insufficient ephemeral storage", node: node(nil), pod: podWith(resources("ephemeral-storage", "11Gi")), want: []string{"Insufficient ephemeral-storage"}},
 		{name: "too many pods", node: node(nil), pod: pod(nil), used: &nodeState{requested: corev1.ResourceList{}, pods: 110}, want: []string{reasonTooManyPods}},
+		{name: "a node without pods allocatable takes none", node: node(func(n *corev1.Node) { delete(n.Status.Allocatable, corev1.ResourcePods) }),
+			pod: pod(nil), want: []string{reasonTooManyPods}},
 		{name: "exactly full fits", node: node(nil), pod: pod(nil), used: &nodeState{requested: resources("cpu", "1500m", "memory", "3Gi"), pods: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
