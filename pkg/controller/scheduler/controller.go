@@ -4,8 +4,8 @@
 // node readiness, taints, node selection and affinity, host ports and
 // resource requests, preferring the least allocated node. A pod no node
 // fits gets kube's Unschedulable condition and FailedScheduling event,
-// and is tried again with backoff, and whenever a node or a bound pod
-// changes. It runs inside the controller-manager, under its Lease, and
+// and is tried again when a node or a bound pod changes, once its backoff
+// has passed, or after five minutes. It runs inside the controller-manager, under its Lease, and
 // sees the cluster only through a client and informers.
 package scheduler
 
@@ -36,10 +36,12 @@ import (
 const Name = "default-scheduler"
 
 // kube-scheduler's backoff for a pod no node fits: from one second,
-// doubling, to ten.
+// doubling, to ten; and how long such a pod waits for a change before it
+// is tried anyway.
 const (
-	initialBackoff = time.Second
-	maxBackoff     = 10 * time.Second
+	initialBackoff     = time.Second
+	maxBackoff         = 10 * time.Second
+	unschedulableRetry = 5 * time.Minute
 )
 
 // Controller schedules pending pods.
@@ -59,9 +61,14 @@ type Controller struct {
 	// informer does not show bound yet (assumed), so that pods scheduled
 	// in a row count each other.
 	placed map[types.UID]placement
-	// failures counts each pending pod's unschedulable attempts, for
-	// its backoff.
-	failures map[string]int
+	// failures are each pending pod's unschedulable attempts, for its
+	// backoff.
+	failures map[string]failure
+}
+
+type failure struct {
+	count int
+	last  time.Time
 }
 
 type placement struct {
@@ -82,13 +89,19 @@ func New(client kubernetes.Interface, pods coreinformers.PodInformer, nodes core
 		queue:    workqueue.NewNamedRateLimitingQueue(workqueue.NewItemExponentialFailureRateLimiter(initialBackoff, maxBackoff), "scheduler"),
 		now:      time.Now,
 		placed:   map[types.UID]placement{},
-		failures: map[string]int{},
+		failures: map[string]failure{},
 	}
-	_, _ = pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	// Run waits for the handlers to have seen every pod, not only for
+	// the informers to have listed them: the placed pods must be known
+	// before the first pod is placed.
+	podsSeen, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.podChanged,
 		UpdateFunc: func(_, obj interface{}) { c.podChanged(obj) },
 		DeleteFunc: c.podDeleted,
 	})
+	if err == nil {
+		c.synced = append(c.synced, podsSeen.HasSynced)
+	}
 	// A node that appears or changes may fit pods none did.
 	_, _ = nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(interface{}) { c.enqueuePending() },
@@ -174,10 +187,21 @@ func place(pod *corev1.Pod, node string, assumed bool) placement {
 	return placement{node: node, requested: podRequests(pod, false), nonZero: podRequests(pod, true), ports: hostPorts(pod), assumed: assumed}
 }
 
+// enqueue queues a pending pod, or, when no node fitted it lately, once
+// its backoff has passed.
 func (c *Controller) enqueue(pod *corev1.Pod) {
-	if key, err := cache.MetaNamespaceKeyFunc(pod); err == nil {
-		c.queue.Add(key)
+	key, err := cache.MetaNamespaceKeyFunc(pod)
+	if err != nil {
+		return
 	}
+	c.mu.Lock()
+	f, failed := c.failures[key]
+	c.mu.Unlock()
+	if wait := f.last.Add(backoff(f.count)).Sub(c.now()); failed && wait > 0 {
+		c.queue.AddAfter(key, wait)
+		return
+	}
+	c.queue.Add(key)
 }
 
 // enqueuePending queues every pending pod, for a change that may make
@@ -301,7 +325,7 @@ func (c *Controller) states(nodes []*corev1.Node) map[string]*nodeState {
 
 // unschedulable reports that no node fits pod, as kube-scheduler does:
 // a FailedScheduling event and the PodScheduled condition False; then
-// the pod waits its backoff.
+// the pod waits for a change, or five minutes.
 func (c *Controller) unschedulable(ctx context.Context, pod *corev1.Pod, key, message string) (time.Duration, error) {
 	c.recorder.Event(pod, corev1.EventTypeWarning, "FailedScheduling", message)
 	if cond := condition(pod); cond == nil || cond.Status != corev1.ConditionFalse || cond.Reason != corev1.PodReasonUnschedulable || cond.Message != message {
@@ -313,8 +337,8 @@ func (c *Controller) unschedulable(ctx context.Context, pod *corev1.Pod, key, me
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.failures[key]++
-	return backoff(c.failures[key]), nil
+	c.failures[key] = failure{count: c.failures[key].count + 1, last: c.now()}
+	return unschedulableRetry, nil
 }
 
 func (c *Controller) forgetFailures(key string) {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -29,10 +30,8 @@ func newTestController(t *testing.T, objs ...runtime.Object) (*Controller, *fake
 		factory.Shutdown()
 	})
 	factory.Start(ctx.Done())
-	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			t.Fatalf("%v did not sync", typ)
-		}
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		t.Fatal("informers did not sync")
 	}
 	return c, client, recorder
 }
@@ -100,7 +99,7 @@ func TestSync_AssumesABoundPodSoTheNextDoesNotOvercommit(t *testing.T) {
 	}
 }
 
-func TestSync_NoFitSetsUnschedulableConditionEventAndBacksOff(t *testing.T) {
+func TestSync_NoFitSetsUnschedulableConditionEventAndWaits(t *testing.T) {
 	busy := readyNode("busy", resources("cpu", "1", "memory", "2Gi", "pods", "110"))
 	tainted := readyNode("tainted", resources("cpu", "8", "memory", "16Gi", "pods", "110"))
 	tainted.Spec.Taints = []corev1.Taint{{Key: "key", Value: "value", Effect: corev1.TaintEffectNoSchedule}}
@@ -109,10 +108,10 @@ func TestSync_NoFitSetsUnschedulableConditionEventAndBacksOff(t *testing.T) {
 	c, client, recorder := newTestController(t, busy, tainted, other, pendingPod("p", resources("cpu", "2")))
 	const want = "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {key: value}. " +
 		"preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.."
-	for attempt, wantAfter := range []time.Duration{time.Second, 2 * time.Second} {
+	for attempt := 0; attempt < 2; attempt++ {
 		after, err := c.sync(context.Background(), "ns/p")
-		if err != nil || after != wantAfter {
-			t.Fatalf("attempt %d: sync = %v, %v; want a backoff of %v", attempt, after, err, wantAfter)
+		if err != nil || after != unschedulableRetry {
+			t.Fatalf("attempt %d: sync = %v, %v; want a retry after %v", attempt, after, err, unschedulableRetry)
 		}
 	}
 	if got := bindings(client); len(got) != 0 {
@@ -185,5 +184,42 @@ func TestPodInformer_BoundPodsCountAgainstTheirNode(t *testing.T) {
 	}
 	if got := bindings(client); got["p"] != "n2" {
 		t.Fatalf("bindings %v, want p on n2: n1 is taken by a running pod, n2's pod has terminated", got)
+	}
+}
+
+func TestEnqueue_AnUnschedulablePodWaitsOutItsBackoff(t *testing.T) {
+	full := readyNode("full", resources("cpu", "1", "memory", "1Gi", "pods", "110"))
+	c, _, _ := newTestController(t, full, pendingPod("big", resources("cpu", "2")), pendingPod("small", resources("cpu", "100m")))
+	for c.queue.Len() > 0 {
+		key, _ := c.queue.Get()
+		c.queue.Forget(key)
+		c.queue.Done(key)
+	}
+	if _, err := c.sync(context.Background(), "ns/big"); err != nil {
+		t.Fatal(err)
+	}
+	big, err := c.pods.Pods("ns").Get("big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.enqueue(big)
+	if n := c.queue.Len(); n != 0 {
+		t.Fatalf("queue holds %d keys right after a failure, want the pod held back for its backoff", n)
+	}
+	small, err := c.pods.Pods("ns").Get("small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.enqueue(small)
+	if n := c.queue.Len(); n != 1 {
+		t.Fatalf("queue holds %d keys, want the pod that never failed queued at once", n)
+	}
+}
+
+func TestBackoff_DoublesFromOneSecondToTen(t *testing.T) {
+	for n, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 4: 8 * time.Second, 5: 10 * time.Second, 50: 10 * time.Second} {
+		if got := backoff(n); got != want {
+			t.Errorf("backoff(%d) = %v, want %v", n, got, want)
+		}
 	}
 }
