@@ -238,6 +238,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	_, assumed := c.placed[pod.UID]
 	c.mu.Unlock()
 	if !pending(pod) || assumed {
+		c.forgetFailures(key)
 		return 0, nil
 	}
 	nodes, err := c.nodes.List(labels.Everything())

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -221,5 +222,37 @@ func TestBackoff_DoublesFromOneSecondToTen(t *testing.T) {
 		if got := backoff(n); got != want {
 			t.Errorf("backoff(%d) = %v, want %v", n, got, want)
 		}
+	}
+}
+
+func TestSync_ForgetsTheFailuresOfAPodBoundElsewhere(t *testing.T) {
+	full := readyNode("full", resources("cpu", "1", "memory", "1Gi", "pods", "110"))
+	c, client, _ := newTestController(t, full, pendingPod("big", resources("cpu", "2")))
+	ctx := context.Background()
+	if _, err := c.sync(ctx, "ns/big"); err != nil {
+		t.Fatal(err)
+	}
+	pod, err := client.CoreV1().Pods("ns").Get(ctx, "big", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Spec.NodeName = "elsewhere"
+	if _, err := client.CoreV1().Pods("ns").Update(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		p, err := c.pods.Pods("ns").Get("big")
+		return err == nil && p.Spec.NodeName == "elsewhere", nil
+	})
+	if err != nil {
+		t.Fatal("the informer never showed the pod bound")
+	}
+	if _, err := c.sync(ctx, "ns/big"); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f, ok := c.failures["ns/big"]; ok {
+		t.Fatalf("failures of a bound pod kept: %+v", f)
 	}
 }
