@@ -11,8 +11,8 @@
 package kubernetesservice
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"reflect"
