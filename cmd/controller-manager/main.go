@@ -59,6 +59,7 @@ func newCommand() *cobra.Command {
 	deprecatedAlias(f, "concurrent-cronjob-syncs", "concurrent-cron-job-syncs")
 	logging.AddFlags(f)
 	f.IntVar(&opts.ConcurrentGCSyncs, "concurrent-gc-syncs", opts.ConcurrentGCSyncs, "garbage collector workers")
+	f.IntVar(&opts.ConcurrentTTLSyncs, "concurrent-ttl-after-finished-syncs", opts.ConcurrentTTLSyncs, "finished Jobs checked for an expired TTL at once")
 	f.IntVar(&opts.APIQPS, "kube-api-qps", opts.APIQPS, "requests per second to the apiserver")
 	f.IntVar(&opts.APIBurst, "kube-api-burst", opts.APIBurst, "burst of requests to the apiserver")
 	f.StringVar(&opts.ContentType, "kube-api-content-type", opts.ContentType, "content type of requests sent to the apiserver, and the one asked for first: application/vnd.kubernetes.protobuf or application/json")

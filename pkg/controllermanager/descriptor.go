@@ -49,7 +49,7 @@ type ControllerContext struct {
 
 // Controllers are the controllers this controller-manager runs.
 func Controllers() []Descriptor {
-	return []Descriptor{cronJobController(), garbageCollectorController(), namespaceController(), clusterRoleAggregationController(), serviceAccountController()}
+	return []Descriptor{cronJobController(), garbageCollectorController(), namespaceController(), clusterRoleAggregationController(), serviceAccountController(), ttlAfterFinishedController()}
 }
 
 // names returns the names and aliases of the descriptors.
