@@ -63,10 +63,11 @@ func New(client kubernetes.Interface, jobs batchinformers.JobInformer, clk clock
 	return c
 }
 
-// enqueue queues a Job that is due for deletion some time.
+// enqueue queues a Job that is due for deletion some time and is not
+// being deleted already.
 func (c *Controller) enqueue(obj interface{}) {
 	job, ok := obj.(*batchv1.Job)
-	if !ok || !needsCleanup(job) {
+	if !ok || job.DeletionTimestamp != nil || !needsCleanup(job) {
 		return
 	}
 	if key, err := cache.MetaNamespaceKeyFunc(job); err == nil {

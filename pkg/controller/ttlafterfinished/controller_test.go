@@ -171,7 +171,7 @@ func TestSync_ConditionWithoutTimeIsAnError(t *testing.T) {
 	}
 }
 
-func TestEnqueue_OnlyFinishedJobsWithATTL(t *testing.T) {
+func TestEnqueue_OnlyFinishedJobsWithATTLNotBeingDeleted(t *testing.T) {
 	complete := cond(batchv1.JobComplete, corev1.ConditionTrue)
 	for _, tc := range []struct {
 		name string
@@ -181,6 +181,7 @@ func TestEnqueue_OnlyFinishedJobsWithATTL(t *testing.T) {
 		{"finished with a TTL", job(ttl(5), complete), 1},
 		{"finished without a TTL", job(nil, complete), 0},
 		{"running with a TTL", job(ttl(5)), 0},
+		{"being deleted", deleting(job(ttl(5), complete)), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			client := fake.NewSimpleClientset()
