@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/cronplane/cronplane/pkg/controllermanager"
 )
 
 func TestDeprecatedFlag_StillWorksWarnsAndIsMarked(t *testing.T) {
@@ -37,5 +39,17 @@ func TestFlags_KubesProfilingAndContentTypeFlags(t *testing.T) {
 	}
 	if err := f.Parse([]string{"--profiling=false", "--kube-api-content-type=application/json"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestHelp_NamesEveryController(t *testing.T) {
+	cmd := newCommand()
+	usage := cmd.Flags().Lookup("controllers").Usage
+	for _, d := range controllermanager.Controllers() {
+		for _, name := range append([]string{d.Name}, d.Aliases...) {
+			if !strings.Contains(cmd.Short, name) || !strings.Contains(usage, name) {
+				t.Errorf("--help does not name %s:\n%s\n--controllers: %s", name, cmd.Short, usage)
+			}
+		}
 	}
 }

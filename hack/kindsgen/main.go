@@ -16,6 +16,7 @@ import (
 	"go/format"
 	"log"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -49,7 +50,7 @@ func main() {
 		}
 		gv := gvk.GroupVersion().String()
 		name := t.String()
-		if contains(metaKinds, gvk.Kind) {
+		if slices.Contains(metaKinds, gvk.Kind) {
 			if name != "v1."+gvk.Kind {
 				log.Fatalf("%s %s is %s, not meta/v1's", gv, gvk.Kind, name)
 			}
@@ -97,13 +98,4 @@ func main() {
 	if err := os.WriteFile(*out, src, 0o644); err != nil {
 		log.Fatal(err)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -244,7 +245,7 @@ func acceptNames(crd *apiextensionsv1.CustomResourceDefinition, all []*apiextens
 	if !reflect.DeepEqual(want.ShortNames, have.ShortNames) {
 		var msgs []string
 		for _, s := range want.ShortNames {
-			if err := fresh(s, "", resources); err != nil && !contains(have.ShortNames, s) {
+			if err := fresh(s, "", resources); err != nil && !slices.Contains(have.ShortNames, s) {
 				msgs = append(msgs, err.Error())
 			}
 		}
@@ -276,7 +277,7 @@ func acceptNames(crd *apiextensionsv1.CustomResourceDefinition, all []*apiextens
 // finalize deletes the objects of a definition being deleted, then
 // lets it go by removing the cleanup finalizer.
 func (c *Controller) finalize(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
-	if !contains(crd.Finalizers, apiextensionsv1.CleanupFinalizer) {
+	if !slices.Contains(crd.Finalizers, apiextensionsv1.CleanupFinalizer) {
 		return nil
 	}
 	out := crd.DeepCopy()
@@ -319,13 +320,4 @@ func (c *Controller) finalize(ctx context.Context, crd *apiextensionsv1.CustomRe
 	}
 	latest.Finalizers = kept
 	return c.Client.Update(ctx, latest)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

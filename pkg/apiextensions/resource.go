@@ -152,6 +152,11 @@ func versionResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextens
 		StorageGVK:      storageGVK,
 		Codec:           stored,
 		Strategy:        strategy{hasStatus: hasStatus, schema: vs},
+
+		UpdatesNeedResourceVersion: true,
+		// kube's conversion of a custom resource's field labels refuses
+		// all but the metadata's in its own words.
+		FieldLabels: generic.SupportedFieldLabels("metadata.name", "metadata.namespace"),
 		Conversion: &generic.Conversion{
 			StorageCodec: stored,
 			ToStorage:    convert(storageGVK, stored.schemas[storageVersion]),

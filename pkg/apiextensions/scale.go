@@ -81,7 +81,13 @@ func (s *ScaleStorage) Get(ctx context.Context, namespace, name string, opts *me
 	if err != nil {
 		return nil, err
 	}
-	return s.scaleOf(storage.Unwrap(obj).(*unstructured.Unstructured))
+	u := storage.Unwrap(obj).(*unstructured.Unstructured)
+	// As kube, an object without its spec replicas has no Scale to read,
+	// though a write of one sets them.
+	if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, splitPath(s.paths.SpecReplicasPath)...); !found {
+		return nil, apierrors.NewInternalError(fmt.Errorf("the spec replicas field %q does not exist", s.paths.SpecReplicasPath))
+	}
+	return s.scaleOf(u)
 }
 
 // Update writes the Scale's spec.replicas into the object, checking the

@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -74,7 +75,7 @@ func (o *observer) last(t *testing.T) admission.Attributes {
 // subresource, dryRun and the options.
 func TestAdmission_MutationsAreValidatedAndOwnedValidationSeesTheFinalObject(t *testing.T) {
 	obs := &observer{}
-	s := apiservertest.Start(t, func(o *apiserver.Options) { o.Admission = []admission.Interface{labeller{}, obs} })
+	s := apiservertest.Start(t, func(o *apiserver.Options) { o.Admission.Plugins = []admission.Interface{labeller{}, obs} })
 	ctx := context.Background()
 	cjs := s.Client.BatchV1().CronJobs("default")
 
@@ -93,7 +94,7 @@ func TestAdmission_MutationsAreValidatedAndOwnedValidationSeesTheFinalObject(t *
 	if a.Operation != admission.Create || !ok || final.UID == "" || final.Labels["admitted"] != "yes" || final.Spec.ConcurrencyPolicy != batchv1.AllowConcurrent {
 		t.Fatalf("validating phase saw %s %+v, want the prepared, defaulted object", a.Operation, a.Object)
 	}
-	if a.User == nil || !contains(a.User.Groups, "system:masters") || a.DryRun || a.OldObject != nil {
+	if a.User == nil || !slices.Contains(a.User.Groups, "system:masters") || a.DryRun || a.OldObject != nil {
 		t.Fatalf("attributes: user %+v dryRun %v old %v", a.User, a.DryRun, a.OldObject)
 	}
 	if opts, ok := a.Options.(*metav1.CreateOptions); !ok || opts.FieldManager != "writer" {
@@ -122,13 +123,4 @@ func TestAdmission_MutationsAreValidatedAndOwnedValidationSeesTheFinalObject(t *
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.schedule") {
 		t.Fatalf("a mutation the strategy refuses: %v, want 422 on spec.schedule", err)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -21,9 +21,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -67,173 +67,75 @@ import (
 	"github.com/cronplane/cronplane/pkg/registry/events"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	rbacregistry "github.com/cronplane/cronplane/pkg/registry/rbac"
+	"github.com/cronplane/cronplane/pkg/registry/readonly"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 	"github.com/cronplane/cronplane/pkg/storage"
 	"github.com/cronplane/cronplane/pkg/storage/cacher"
 	"github.com/cronplane/cronplane/pkg/storage/etcd3"
 )
 
-// Options are the apiserver's settings; cmd/apiserver binds them to flags.
-type Options struct {
-	// EtcdServers lists etcd client URLs; empty starts an embedded etcd in
-	// DataDir/etcd.
-	EtcdServers []string
-	// EtcdTLS authenticates the server to etcd and etcd to the server;
-	// empty files mean plain connections.
-	EtcdTLS     EtcdTLSOptions
-	DataDir     string
-	EtcdPrefix  string
-	BindAddress string
-	// SecurePort 0 picks a free port.
-	SecurePort int
-	// CertDir holds the generated CA and serving certificate; empty means
-	// DataDir/certs.
-	CertDir           string
-	TLSCertFile       string
-	TLSPrivateKeyFile string
-	TokenAuthFile     string
-	// ServiceAccounts configure service account tokens.
-	ServiceAccounts ServiceAccountOptions
-	// AnonymousAuth lets requests without credentials in as
-	// system:anonymous, for authorization to judge.
-	AnonymousAuth bool
-	// ClientCAFile verifies client certificates (CN the user, O the
-	// groups); empty trusts the CA the server generated, if it did.
-	ClientCAFile string
-	// AuthorizationModes are asked in order: RBAC, AlwaysAllow,
-	// AlwaysDeny.
-	AuthorizationModes []string
-	// ShowHiddenMetricsForVersion shows the metrics hidden in that (the
-	// previous) minor release.
-	ShowHiddenMetricsForVersion string
-	// RequestMetrics records the request metrics; off only to measure
-	// what they cost.
-	RequestMetrics bool
-	// Profiling serves Go's profiles at /debug/pprof/ (to whom
-	// authorization lets get those paths: system:masters, cluster-admin).
-	Profiling bool
-	// Audit configures the audit log (--audit-*).
-	Audit audit.Options
-	// Admission are plugins that run after the built-in ones, in order,
-	// in both phases (for embedders and tests).
-	Admission []admission.Interface
-	// MinRequestTimeout (seconds) bounds watches without timeoutSeconds; 0
-	// ends them at once.
-	MinRequestTimeout int64
-	// Serving sets the in-flight limits, the request timeout, the health
-	// checks and the graceful shutdown.
-	Serving ServingOptions
-	// CompactionInterval is how often etcd's history is compacted; 0 never.
-	CompactionInterval time.Duration
-	FeatureGates       *featuregate.Gates
-	// RuntimeConfig is --runtime-config: which built-in group versions and
-	// resources are served (see ResolveRuntimeConfig); nil serves them all.
-	RuntimeConfig map[string]string
-	// Logger receives the server's log; the zero Logger means klog's
-	// global one (--v, --logging-format).
-	Logger klog.Logger
-}
-
-// DefaultOptions are the flag defaults.
-func DefaultOptions() Options {
-	return Options{
-		DataDir:            ".cronplane",
-		EtcdPrefix:         "/registry",
-		BindAddress:        "127.0.0.1",
-		SecurePort:         6443,
-		MinRequestTimeout:  1800,
-		CompactionInterval: 5 * time.Minute,
-		FeatureGates:       featuregate.New(featuregate.Known),
-		AnonymousAuth:      true,
-		AuthorizationModes: []string{ModeRBAC},
-		RequestMetrics:     true,
-		Profiling:          true,
-		Serving:            DefaultServingOptions(),
-	}
-}
-
-// Server is a running apiserver.
+// Server is an apiserver: New wires it, Run serves it.
 type Server struct {
 	opts     Options
 	etcd     *etcdserver.Server
 	client   *clientv3.Client
 	Registry *registry.Registry
-	handler  http.Handler
+	// storage installs the resources the registry serves.
+	storage *resourceStorage
+	handler http.Handler
+	// tls is the serving configuration Run listens with.
+	tls      *tls.Config
 	listener net.Listener
 	http     *http.Server
-	// URL is the server's https address; CAData the PEM of its CA;
-	// AdminToken a token in group system:masters; KubeconfigPath the
-	// admin kubeconfig written at start.
+	// URL is the server's https address, known once it listens; CAData
+	// the PEM of its CA; AdminToken a token in group system:masters;
+	// KubeconfigPath the admin kubeconfig Run writes.
 	URL            string
 	CAData         []byte
 	AdminToken     string
 	KubeconfigPath string
 	// ControllerManagerKubeconfigPath holds the controller-manager's own
-	// credentials.
+	// credentials, with controllerManagerToken when no client
+	// certificate can be made for it.
 	ControllerManagerKubeconfigPath string
-	closed                          chan struct{}
-	// caches are the watch caches by storage prefix; resources installed
-	// while the server runs add to them.
-	cachesMu sync.Mutex
-	caches   map[string]*cacher.Cache
-	// cacheResources name the caches' resources in metrics, by prefix.
-	cacheResources map[string]string
-	storageMetrics *storageMetrics
+	controllerManagerToken          string
+	// listening is closed once Run listens and has written the
+	// kubeconfigs.
+	listening chan struct{}
+	closed    chan struct{}
 	// stopRequests ends long-running requests (watches) on Close.
 	stopRequests context.CancelFunc
 	// Metrics holds the server's metrics, served at /metrics.
 	Metrics *metrics.Registry
 	// auditor writes the audit log; nil when nothing is audited.
 	auditor *audit.Auditor
-	// stores serve the installed resources, by group, version, resource.
-	stores map[schema.GroupVersionResource]*generic.Store
 	// generatedCA is the PEM of the CA the server made for itself, if it
-	// did, in certDir.
+	// did, in the certificate directory.
 	generatedCA []byte
-	certDir     string
 	// background lives as long as the server, for what runs beside the
 	// requests; Close ends it.
 	background     context.Context
 	stopBackground context.CancelFunc
+	// serviceAccounts signs and verifies service account tokens, and
+	// serves issuer discovery.
+	serviceAccounts *serviceAccounts
 	// life holds the post-start hooks, the health checks' state, the
 	// in-flight limits and the graceful shutdown's account of requests.
 	life lifecycle
 }
 
-// New prepares a server: etcd, certificates, credentials, resources and the
-// listener. Serve starts answering.
-func New(ctx context.Context, opts Options) (s *Server, err error) {
-	if opts.Logger.GetSink() == nil {
-		opts.Logger = klog.Background()
-	}
+// New wires a server from a completed configuration: etcd, certificates,
+// credentials, resources, authorization and the handler chain. It does
+// not listen: Run does, and runs the post-start hooks.
+func New(ctx context.Context, c CompletedConfig) (s *Server, err error) {
+	opts := c.Options
 	ctx = klog.NewContext(ctx, opts.Logger)
-	serviceAccounts, err := newServiceAccounts(opts.ServiceAccounts, opts.DataDir, opts.Logger)
-	if err != nil {
-		return nil, err
-	}
-	serviceAccounts.tokenIDs = opts.FeatureGates.Enabled(featuregate.ServiceAccountTokenJTI)
-	if err := validateAuthorizationModes(opts.AuthorizationModes); err != nil {
-		return nil, err
-	}
-	if err := opts.Serving.Validate(); err != nil {
-		return nil, err
-	}
-	// The RBAC storages check escalations with the authorizer, which is
-	// built once they serve.
-	escalation := &rbacregistry.Escalation{}
-	resources := append(builtinResources(escalation, opts.FeatureGates.Enabled(featuregate.CRDValidationRatcheting)), serviceAccounts.resource())
-	served, err := resolveServed(opts, resources)
-	if err != nil {
-		return nil, err
-	}
-	srv := &Server{opts: opts, closed: make(chan struct{}), caches: map[string]*cacher.Cache{}, stores: map[schema.GroupVersionResource]*generic.Store{}}
+	srv := &Server{opts: opts, Registry: registry.New(), listening: make(chan struct{}), closed: make(chan struct{})}
 	srv.background, srv.stopBackground = context.WithCancel(context.Background())
 	srv.Metrics = metrics.NewRegistry()
 	if err := srv.Metrics.ShowHiddenMetricsForVersion(opts.ShowHiddenMetricsForVersion); err != nil {
 		return nil, err
 	}
-	srv.cacheResources = map[string]string{}
-	srv.storageMetrics = newStorageMetrics(srv.Metrics, srv)
 	srv.initLifecycle()
 	s = srv
 	defer func() {
@@ -251,6 +153,16 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	if err := s.connectEtcd(ctx); err != nil {
 		return nil, err
 	}
+	s.storage = newResourceStorage(s.client, opts.EtcdPrefix, s.Registry, newStorageMetrics(s.Metrics))
+	if err := s.Metrics.Register(cacheCollector{s.storage}); err != nil {
+		return nil, err
+	}
+	// Service account tokens name accounts and secrets the registry serves.
+	serviceAccounts, err := newServiceAccounts(opts.ServiceAccounts, opts.DataDir, s.Registry, opts.FeatureGates.Enabled(featuregate.ServiceAccountTokenJTI), opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	s.serviceAccounts = serviceAccounts
 
 	tokens := authenticator.NewTokenSet()
 	if opts.TokenAuthFile != "" {
@@ -260,24 +172,38 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	}
 	s.AdminToken = randomToken()
 	tokens.Add(s.AdminToken, &user.Info{Name: "cronplane-admin", UID: "cronplane-admin", Groups: []string{"system:masters"}})
-	controllerToken := randomToken()
-	tokens.Add(controllerToken, &user.Info{Name: "system:kube-controller-manager", UID: "system:kube-controller-manager"})
+	s.controllerManagerToken = randomToken()
+	tokens.Add(s.controllerManagerToken, &user.Info{Name: "system:kube-controller-manager", UID: "system:kube-controller-manager"})
 	// Bearer tokens are tried against each of these in turn. The static
 	// ones name no audience: they are good for the API's.
-	tokenAuth := authenticator.Tokens{authenticator.AudienceAgnostic{Token: tokens, APIAudiences: serviceAccounts.audiences}}
+	tokenAuth := authenticator.Tokens{authenticator.AudienceAgnostic{Token: tokens, APIAudiences: serviceAccounts.audiences}, serviceAccounts.authenticator()}
 
-	s.Registry = registry.New()
-	// Service account tokens name accounts and secrets the registry serves.
-	serviceAccounts.registry = s.Registry
-	tokenAuth = append(tokenAuth, serviceAccounts.authenticator())
-	if err := s.installResources(resources, served); err != nil {
+	// The authorizers read the RBAC index, which the RBAC storages' own
+	// escalation checks read too; RBAC fills it once they serve. Without
+	// RBAC it stays empty: nobody holds RBAC permissions to hand out.
+	index := rbacauthz.NewIndex()
+	authz, rules := authorizers(opts.AuthorizationModes, index)
+	escalation := &rbacregistry.Escalation{Authorizer: authz, Rules: index}
+	resources := append(builtinResources(escalation, opts.FeatureGates.Enabled(featuregate.CRDValidationRatcheting)), serviceAccounts.resource())
+	// Services and endpoints, with the ranges Services take their cluster
+	// IPs and node ports from, guarded in etcd.
+	serviceAlloc, services, err := serviceResources(opts)
+	if err != nil {
+		return nil, err
+	}
+	serviceAlloc.ClusterIPs.Use(s.client)
+	serviceAlloc.NodePorts.Use(s.client)
+	resources = append(resources, services...)
+	if off := notServed(availableResources(), c.served); len(off) > 0 {
+		opts.Logger.Info("Not serving (--runtime-config)", "resources", off)
+	}
+	if err := s.installResources(resources, c.served); err != nil {
 		return nil, err
 	}
 	if err := s.startCustomResources(); err != nil {
 		return nil, err
 	}
-	tlsConfig, err := s.tlsConfig()
-	if err != nil {
+	if s.tls, err = s.tlsConfig(); err != nil {
 		return nil, err
 	}
 	authn, err := s.requestAuthenticator(tokenAuth)
@@ -286,24 +212,20 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	}
 	if s.opts.ClientCAFile != "" || s.generatedCA != nil {
 		// Asked for, not required: authentication verifies what comes.
-		tlsConfig.ClientAuth = tls.RequestClientCert
+		s.tls.ClientAuth = tls.RequestClientCert
 	}
-	authz, rules, index, err := s.authorization(ctx)
-	if err != nil {
-		return nil, err
+	if slices.Contains(opts.AuthorizationModes, ModeRBAC) {
+		if err := s.startRBAC(ctx, index); err != nil {
+			return nil, err
+		}
 	}
 	// After the RBAC hook (if any), in kube's order.
 	if err := s.AddPostStartHook("start-system-namespaces-controller", s.bootstrapNamespaces(metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease)); err != nil {
 		return nil, err
 	}
-	if err := s.AddPostStartHook("bootstrap-controller", s.bootstrapNamespaces(metav1.NamespaceDefault)); err != nil {
+	if err := s.AddPostStartHook("bootstrap-controller", s.startKubernetesService(serviceAlloc)); err != nil {
 		return nil, err
 	}
-	if index == nil {
-		// Without RBAC nobody holds RBAC permissions to hand out.
-		index = rbacauthz.NewIndex()
-	}
-	escalation.Authorizer, escalation.Rules = authz, index
 	for _, e := range append(authorization.Entries(authz, rules), authentication.Entries(tokenAuth, serviceAccounts.audiences)...) {
 		// kube records who wrote a review's spec in the answer, as on
 		// any create.
@@ -315,26 +237,6 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 	}
 	opts.Logger.Info("Authorization", "modes", opts.AuthorizationModes)
 	s.handler = s.buildChain(authn, authz)
-
-	ln, err := net.Listen("tcp", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.SecurePort)))
-	if err != nil {
-		return nil, err
-	}
-	s.listener = tls.NewListener(ln, tlsConfig)
-	host := opts.BindAddress
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	s.URL = "https://" + net.JoinHostPort(host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
-	s.KubeconfigPath = filepath.Join(opts.DataDir, "admin.kubeconfig")
-	if err := kubeconfig.Write(s.KubeconfigPath, kubeconfig.Config{
-		Server: s.URL, CAData: s.CAData, Token: s.AdminToken, UserName: "cronplane-admin",
-	}); err != nil {
-		return nil, err
-	}
-	if err := s.writeControllerManagerKubeconfig(controllerToken); err != nil {
-		return nil, err
-	}
 	// Requests log through the server's logger (klog.FromContext).
 	baseCtx, stop := context.WithCancel(klog.NewContext(context.Background(), opts.Logger))
 	s.stopRequests = stop
@@ -346,6 +248,32 @@ func New(ctx context.Context, opts Options) (s *Server, err error) {
 		BaseContext:       func(net.Listener) context.Context { return baseCtx },
 	}
 	return s, nil
+}
+
+// listen binds the serving port, sets URL and writes the kubeconfigs,
+// which name it.
+func (s *Server) listen() error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(s.opts.BindAddress, strconv.Itoa(s.opts.SecurePort)))
+	if err != nil {
+		return err
+	}
+	s.listener = tls.NewListener(ln, s.tls)
+	host := s.opts.BindAddress
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	s.URL = "https://" + net.JoinHostPort(host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	s.KubeconfigPath = filepath.Join(s.opts.DataDir, "admin.kubeconfig")
+	err = kubeconfig.Write(s.KubeconfigPath, kubeconfig.Config{
+		Server: s.URL, CAData: s.CAData, Token: s.AdminToken, UserName: "cronplane-admin",
+	})
+	if err == nil {
+		err = s.writeControllerManagerKubeconfig(s.controllerManagerToken)
+	}
+	if err != nil {
+		_ = ln.Close()
+	}
+	return err
 }
 
 func (s *Server) connectEtcd(ctx context.Context) error {
@@ -379,23 +307,8 @@ func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool) []*g
 	resources = append(resources, coordination.Resources()...)
 	resources = append(resources, rbacregistry.Resources(escalation)...)
 	resources = append(resources, events.Resources()...)
+	resources = append(resources, readonly.Resources()...)
 	return append(resources, apiextensionsregistry.Resource(apiextensions.CheckSchema, ratcheting))
-}
-
-// resolveServed applies --runtime-config to the built-in resources.
-func resolveServed(opts Options, resources []*generic.Resource) (map[schema.GroupVersionResource]bool, error) {
-	available := make([]schema.GroupVersionResource, len(resources))
-	for i, res := range resources {
-		available[i] = res.GroupVersionResource()
-	}
-	served, err := ResolveRuntimeConfig(opts.RuntimeConfig, available)
-	if err != nil {
-		return nil, err
-	}
-	if off := notServed(available, served); len(off) > 0 {
-		opts.Logger.Info("Not serving (--runtime-config)", "resources", off)
-	}
-	return served, nil
 }
 
 // installResources registers the served built-in resources.
@@ -411,24 +324,27 @@ func (s *Server) installResources(resources []*generic.Resource, served map[sche
 	return nil
 }
 
-// InstallResource serves res from now on, replacing what served its
+// InstallResource serves res from now on (see resourceStorage.install).
+func (s *Server) InstallResource(res *generic.Resource) error { return s.storage.install(res) }
+
+// install serves res from now on, replacing what served its
 // group, version and resource: a generic store over its watch cache, and
 // the field manager of its schema. A resource defined at run time (its
 // New returning *unstructured.Unstructured, its schema given) is served
 // as a built-in one is.
-func (s *Server) InstallResource(res *generic.Resource) error {
+func (r *resourceStorage) install(res *generic.Resource) error {
 	res.Complete()
 	res.StorageVersionHash = discovery.StorageVersionHash(res.StoredAs())
 	fields, err := apply.NewManager(res.Schema, res.New(), res.GroupVersion().String(), resetFields(res))
 	if err != nil {
 		return fmt.Errorf("merge schema of %s: %w", res.GroupResource(), err)
 	}
-	store := generic.NewStore(res, s.storageFor(res), s.opts.EtcdPrefix)
-	s.cachesMu.Lock()
-	s.stores[res.GroupVersionResource()] = store
-	s.cachesMu.Unlock()
+	store := generic.NewStore(res, r.storageFor(res), r.prefix)
+	r.mu.Lock()
+	r.stores[res.GroupVersionResource()] = store
+	r.mu.Unlock()
 	main, subresources := store.Storages()
-	s.Registry.Add(&registry.Entry{Resource: &res.Resource, Storage: main, Subresources: subresources, Fields: fields})
+	r.registry.Add(&registry.Entry{Resource: &res.Resource, Storage: main, Subresources: subresources, Fields: fields})
 	return nil
 }
 
@@ -461,12 +377,12 @@ func (s *Server) admissionChain() admission.Chain {
 	chain := admission.Chain{
 		namespacelifecycle.New(namespaceGetter{s.Registry}),
 	}
-	return append(chain, s.opts.Admission...)
+	return append(chain, s.opts.Admission.Plugins...)
 }
 
 // storageFor returns the watch cache over etcd of a resource's storage;
 // resources stored under the same keys (the two event APIs) share one.
-func (s *Server) storageFor(res *generic.Resource) storage.Interface {
+func (r *resourceStorage) storageFor(res *generic.Resource) storage.Interface {
 	codec := res.StorageCodec()
 	newFunc := func() runtime.Object {
 		obj := res.New()
@@ -479,19 +395,19 @@ func (s *Server) storageFor(res *generic.Resource) storage.Interface {
 			return obj
 		}
 	}
-	prefix := generic.StoragePrefix(s.opts.EtcdPrefix, res)
-	s.cachesMu.Lock()
-	defer s.cachesMu.Unlock()
-	if c, ok := s.caches[prefix]; ok {
+	prefix := generic.StoragePrefix(r.prefix, res)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.caches[prefix]; ok {
 		return c
 	}
-	backend := etcd3.New(s.client, codec, newFunc)
+	backend := etcd3.New(r.client, codec, newFunc)
 	resource := res.GroupResource().String()
-	backend.Observe(s.storageMetrics.observer(resource))
+	backend.Observe(r.metrics.observer(resource))
 	c := cacher.New(backend, prefix, newFunc, cacher.Config{})
 	backend.UseDecoded(c)
-	s.caches[prefix] = c
-	s.cacheResources[prefix] = resource
+	r.caches[prefix] = c
+	r.cacheResources[prefix] = resource
 	return c
 }
 
@@ -516,9 +432,9 @@ func (g namespaceGetter) GetNamespace(ctx context.Context, name string, live boo
 	return storage.Unwrap(obj).(*corev1.Namespace), nil
 }
 
-// bootstrapNamespaces creates namespaces every cluster has, as
-// kube-apiserver writes them: the system ones (its post-start hook
-// start-system-namespaces-controller) and default (its
+// bootstrapNamespaces creates the system namespaces every cluster has,
+// as kube-apiserver's post-start hook start-system-namespaces-controller
+// does (default comes with the kubernetes Service, in
 // bootstrap-controller).
 func (s *Server) bootstrapNamespaces(names ...string) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
@@ -562,7 +478,7 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	if s.opts.RequestMetrics {
 		requestMetrics = instrumentation.New(s.Metrics, s.Registry.Serves)
 	}
-	resources := &handlers.Handler{Registry: s.Registry, Admission: s.admissionChain(), MinRequestTimeout: s.opts.MinRequestTimeout, FeatureGates: s.opts.FeatureGates, Authorizer: authz, Metrics: requestMetrics}
+	resources := &handlers.Handler{Registry: s.Registry, Admission: s.admissionChain(), MinRequestTimeout: s.opts.Serving.MinRequestTimeout, FeatureGates: s.opts.FeatureGates, Authorizer: authz, Metrics: requestMetrics}
 	disc := &discovery.Handler{Registry: s.Registry}
 	// Paths are taken as sent: an unclean path is not redirected (a client
 	// following the redirect could turn DELETE .../cronjobs/. into a
@@ -575,6 +491,7 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	if s.opts.Profiling {
 		installProfiling(r)
 	}
+	s.serviceAccounts.installIssuerDiscovery(r, func() string { return s.URL }, s.opts.Logger)
 	// As kube's, /version and the discovery documents answer with a
 	// trailing slash too (the e2e Discovery spec reads /apis/).
 	withSlash := func(path string, h http.HandlerFunc) {
@@ -674,9 +591,6 @@ func (s *Server) tlsConfig() (*tls.Config, error) {
 	certFile, keyFile := s.opts.TLSCertFile, s.opts.TLSPrivateKeyFile
 	if certFile == "" || keyFile == "" {
 		dir := s.opts.CertDir
-		if dir == "" {
-			dir = filepath.Join(s.opts.DataDir, "certs")
-		}
 		var hosts []string
 		if s.opts.BindAddress != "" {
 			hosts = append(hosts, s.opts.BindAddress)
@@ -689,7 +603,7 @@ func (s *Server) tlsConfig() (*tls.Config, error) {
 		if s.CAData, err = os.ReadFile(files.CAFile); err != nil {
 			return nil, err
 		}
-		s.generatedCA, s.certDir = s.CAData, dir
+		s.generatedCA = s.CAData
 	} else if data, err := os.ReadFile(certFile); err == nil {
 		// Without a CA of our own, the kubeconfig trusts the serving chain.
 		s.CAData = data
@@ -701,9 +615,16 @@ func (s *Server) tlsConfig() (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}, nil
 }
 
-// Serve answers requests until ctx ends, then shuts down gracefully (see
-// terminate) and closes the server; or until Close is called.
-func (s *Server) Serve(ctx context.Context) error {
+// Run listens, writes the kubeconfigs (Listening is closed then), runs
+// the post-start hooks and answers requests until ctx ends, then shuts
+// down gracefully (see terminate) and closes the server; or until Close
+// is called.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.listen(); err != nil {
+		return err
+	}
+	s.opts.Logger.Info("apiserver ready", "url", s.URL, "kubeconfig", s.KubeconfigPath)
+	close(s.listening)
 	terminated := s.terminateOn(ctx)
 	if s.opts.CompactionInterval > 0 {
 		compactCtx, stop := context.WithCancel(ctx)
@@ -726,6 +647,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	return err
 }
 
+// Listening is closed once Run listens: URL is set and the kubeconfigs
+// are written.
+func (s *Server) Listening() <-chan struct{} { return s.listening }
+
 // EtcdClient is the server's etcd client, for tests and tools.
 func (s *Server) EtcdClient() *clientv3.Client { return s.client }
 
@@ -747,15 +672,11 @@ func (s *Server) Close() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = s.http.Shutdown(ctx)
 		cancel()
-	} else if s.listener != nil {
-		_ = s.listener.Close()
 	}
 	s.auditor.Close()
-	s.cachesMu.Lock()
-	for _, c := range s.caches {
-		c.Stop()
+	if s.storage != nil {
+		s.storage.stop()
 	}
-	s.cachesMu.Unlock()
 	if s.etcd != nil {
 		_ = s.etcd.Close()
 	} else if s.client != nil {
@@ -780,7 +701,7 @@ func (s *Server) writeControllerManagerKubeconfig(token string) error {
 	s.ControllerManagerKubeconfigPath = filepath.Join(s.opts.DataDir, "controller-manager.kubeconfig")
 	cfg := kubeconfig.Config{Server: s.URL, CAData: s.CAData, Token: token, UserName: bootstrap.ControllerManagerUser}
 	if s.generatedCA != nil && s.opts.ClientCAFile == "" {
-		files, err := certs.EnsureClient(s.certDir, "controller-manager", bootstrap.ControllerManagerUser, nil)
+		files, err := certs.EnsureClient(s.opts.CertDir, "controller-manager", bootstrap.ControllerManagerUser, nil)
 		if err != nil {
 			return err
 		}

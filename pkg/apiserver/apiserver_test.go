@@ -2,7 +2,6 @@ package apiserver_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,36 +22,32 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/apiserver"
 	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
+	"github.com/cronplane/cronplane/pkg/etcdserver/etcdtest"
 )
 
 var srv *apiservertest.Server
 
 func TestMain(m *testing.M) {
-	// make test-short leaves out what needs an etcd.
-	flag.Parse()
-	if testing.Short() {
-		fmt.Println("skipped in -short mode: these tests run an embedded etcd")
-		os.Exit(0)
-	}
-	tokenFile, err := writeTestTokens()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	srv, err = apiservertest.New(func(o *apiserver.Options) {
-		if err := o.FeatureGates.Set("WatchList=true"); err != nil {
-			panic(err)
+	etcdtest.Main(m, func() (func(), error) {
+		tokenFile, err := writeTestTokens()
+		if err != nil {
+			return nil, err
 		}
-		o.TokenAuthFile = tokenFile
+		srv, err = apiservertest.New(func(o *apiserver.Options) {
+			if err := o.FeatureGates.Set("WatchList=true"); err != nil {
+				panic(err)
+			}
+			o.TokenAuthFile = tokenFile
+		})
+		if err != nil {
+			_ = os.Remove(tokenFile)
+			return nil, err
+		}
+		return func() {
+			srv.Stop()
+			_ = os.Remove(tokenFile)
+		}, nil
 	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	srv.Stop()
-	_ = os.Remove(tokenFile)
-	os.Exit(code)
 }
 
 func ctx(t *testing.T) context.Context {

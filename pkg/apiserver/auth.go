@@ -86,15 +86,13 @@ func (s *Server) requestAuthenticator(tokens authenticator.Token) (authenticator
 	return append(union, authenticator.BearerToken{Token: tokens}), nil
 }
 
-// authorization builds the authorizer of --authorization-mode, after
+// authorizers builds the authorizer of --authorization-mode, after
 // system:masters, which is always allowed, and the rule resolver the
-// rules reviews and the escalation checks read. RBAC first fills its
-// index from the watch caches and puts the default policy in place.
-func (s *Server) authorization(ctx context.Context) (authorizer.Union, authorizer.RuleResolvers, *rbac.Index, error) {
+// rules reviews read. RBAC reads index, which startRBAC fills.
+func authorizers(modes []string, index *rbac.Index) (authorizer.Union, authorizer.RuleResolvers) {
 	z := authorizer.Union{authorizer.PrivilegedGroups{user.SystemPrivileged}}
 	var rules authorizer.RuleResolvers
-	var index *rbac.Index
-	for _, mode := range s.opts.AuthorizationModes {
+	for _, mode := range modes {
 		switch mode {
 		case ModeAlwaysAllow:
 			z = append(z, authorizer.AlwaysAllow{})
@@ -102,15 +100,11 @@ func (s *Server) authorization(ctx context.Context) (authorizer.Union, authorize
 		case ModeAlwaysDeny:
 			z = append(z, authorizer.AlwaysDeny{})
 		case ModeRBAC:
-			var err error
-			if index, err = s.startRBAC(ctx); err != nil {
-				return nil, nil, nil, err
-			}
 			z = append(z, rbac.Authorizer{Index: index})
 			rules = append(rules, rbac.Resolver{Index: index})
 		}
 	}
-	return z, rules, index, nil
+	return z, rules
 }
 
 // rbacResources are what the RBAC index is fed from, by kind.
@@ -124,16 +118,15 @@ var rbacResources = map[string]schema.GroupVersionResource{
 // rbacSyncTimeout bounds the wait for the index's first lists.
 const rbacSyncTimeout = time.Minute
 
-// startRBAC feeds an index from the watch caches of the RBAC resources,
+// startRBAC feeds index from the watch caches of the RBAC resources,
 // waits until it holds them all, and adds the post-start hook that
 // reconciles the default policy.
-func (s *Server) startRBAC(ctx context.Context) (*rbac.Index, error) {
-	index := rbac.NewIndex()
+func (s *Server) startRBAC(ctx context.Context, index *rbac.Index) error {
 	var synced []chan struct{}
 	for kind, gvr := range rbacResources {
-		store, ok := s.stores[gvr]
+		store, ok := s.storage.store(gvr)
 		if !ok {
-			return nil, fmt.Errorf("authorization mode RBAC needs %s served (see --runtime-config)", gvr.GroupVersion())
+			return fmt.Errorf("authorization mode RBAC needs %s served (see --runtime-config)", gvr.GroupVersion())
 		}
 		ch := make(chan struct{})
 		synced = append(synced, ch)
@@ -144,9 +137,9 @@ func (s *Server) startRBAC(ctx context.Context) (*rbac.Index, error) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-deadline:
-			return nil, errors.New("the RBAC roles and bindings were not read within a minute")
+			return errors.New("the RBAC roles and bindings were not read within a minute")
 		}
 	}
 	// The default policy is put in place once the server serves, as kube's
@@ -157,9 +150,9 @@ func (s *Server) startRBAC(ctx context.Context) (*rbac.Index, error) {
 		}
 		return nil
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	return index, nil
+	return nil
 }
 
 // rbacClient gives the bootstrap policy typed access to the RBAC

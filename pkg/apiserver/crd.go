@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ import (
 	apiextensionsv1 "github.com/cronplane/cronplane/pkg/apis/apiextensions/v1"
 	"github.com/cronplane/cronplane/pkg/apply"
 	"github.com/cronplane/cronplane/pkg/featuregate"
+	"github.com/cronplane/cronplane/pkg/registry"
 	apiextensionsregistry "github.com/cronplane/cronplane/pkg/registry/apiextensions"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
@@ -39,8 +41,9 @@ const crdRetry = 200 * time.Millisecond
 // change), installs and removes their resources, and runs the
 // definitions' controller on each change.
 type customResources struct {
-	s    *Server
-	ctrl *apiextensions.Controller
+	installer resourceInstaller
+	registry  resourceRegistry
+	ctrl      *apiextensions.Controller
 
 	mu sync.Mutex
 	// crds are the definitions as last seen, by name.
@@ -51,6 +54,24 @@ type customResources struct {
 	// pending are the definitions the controller has to look at.
 	pending map[string]bool
 	wake    chan struct{}
+}
+
+// resourceInstaller installs and removes resources while the server runs:
+// the server's resourceStorage.
+type resourceInstaller interface {
+	install(res *generic.Resource) error
+	uninstall(gvr schema.GroupVersionResource)
+	// detachCaches takes the caches the resources would share away, for
+	// the caller to stop once they are installed anew.
+	detachCaches(resources []*generic.Resource) []*cacher.Cache
+}
+
+// resourceRegistry is what serves each installed resource: the server's
+// registry.
+type resourceRegistry interface {
+	Lookup(gvr schema.GroupVersionResource) (*registry.Entry, bool)
+	Entries() []*registry.Entry
+	Remove(gvr schema.GroupVersionResource) bool
 }
 
 type servedCRD struct {
@@ -66,15 +87,13 @@ type servedCRD struct {
 // a server whose etcd is away still starts and reports why it is not
 // ready.
 func (s *Server) startCustomResources() error {
-	s.cachesMu.Lock()
-	store, ok := s.stores[crdGVR]
-	s.cachesMu.Unlock()
+	store, ok := s.storage.store(crdGVR)
 	if !ok {
 		return nil
 	}
-	c := &customResources{s: s, crds: map[string]*apiextensionsv1.CustomResourceDefinition{}, served: map[string]servedCRD{},
+	c := &customResources{installer: s.storage, registry: s.Registry, crds: map[string]*apiextensionsv1.CustomResourceDefinition{}, served: map[string]servedCRD{},
 		pending: map[string]bool{}, wake: make(chan struct{}, 1)}
-	c.ctrl = &apiextensions.Controller{Client: crdClient{s: s}, Ratcheting: s.opts.FeatureGates.Enabled(featuregate.CRDValidationRatcheting)}
+	c.ctrl = &apiextensions.Controller{Client: crdClient{s.Registry}, Ratcheting: s.opts.FeatureGates.Enabled(featuregate.CRDValidationRatcheting)}
 	synced := make(chan struct{})
 	// Started by post-start hooks of kube's names, in kube's order.
 	if err := s.AddPostStartHook("start-apiextensions-informers", func(context.Context) error {
@@ -176,7 +195,7 @@ func (c *customResources) serveLocked(crd *apiextensionsv1.CustomResourceDefinit
 	// as kube, a changed definition reads its objects anew; requests on
 	// the old storage finish, its watches end.
 	if _, ok := c.served[crd.Name]; ok {
-		stale := c.s.detachCaches(resources)
+		stale := c.installer.detachCaches(resources)
 		defer func() {
 			for _, cache := range stale {
 				cache.Stop()
@@ -185,7 +204,7 @@ func (c *customResources) serveLocked(crd *apiextensionsv1.CustomResourceDefinit
 	}
 	var gvrs []schema.GroupVersionResource
 	for _, res := range resources {
-		if err := c.s.InstallResource(res); err != nil {
+		if err := c.installer.install(res); err != nil {
 			klog.ErrorS(err, "Not serving custom resource", "crd", crd.Name, "version", res.Version)
 			continue
 		}
@@ -193,8 +212,8 @@ func (c *customResources) serveLocked(crd *apiextensionsv1.CustomResourceDefinit
 	}
 	// Versions no longer served go.
 	for _, old := range c.served[crd.Name].gvrs {
-		if !containsGVR(gvrs, old) {
-			c.s.Registry.Remove(old)
+		if !slices.Contains(gvrs, old) {
+			c.registry.Remove(old)
 		}
 	}
 	c.served[crd.Name] = servedCRD{spec: spec, gvrs: gvrs}
@@ -208,18 +227,9 @@ func (c *customResources) unserveLocked(name string) {
 	}
 	delete(c.served, name)
 	for _, gvr := range prev.gvrs {
-		c.s.uninstallResource(gvr)
+		c.installer.uninstall(gvr)
 	}
 	klog.V(2).InfoS("No longer serving custom resource", "crd", name)
-}
-
-func containsGVR(list []schema.GroupVersionResource, gvr schema.GroupVersionResource) bool {
-	for _, g := range list {
-		if g == gvr {
-			return true
-		}
-	}
-	return false
 }
 
 // run hands each definition that changed to the controller, retrying
@@ -261,43 +271,43 @@ func (c *customResources) run(ctx context.Context) {
 	}
 }
 
-// uninstallResource stops serving gvr and, when no other version
+// uninstall stops serving gvr and, when no other version
 // shares it, stops its watch cache.
-func (s *Server) uninstallResource(gvr schema.GroupVersionResource) {
-	s.Registry.Remove(gvr)
-	s.cachesMu.Lock()
-	defer s.cachesMu.Unlock()
-	store, ok := s.stores[gvr]
+func (r *resourceStorage) uninstall(gvr schema.GroupVersionResource) {
+	r.registry.Remove(gvr)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	store, ok := r.stores[gvr]
 	if !ok {
 		return
 	}
-	delete(s.stores, gvr)
-	prefix := generic.StoragePrefix(s.opts.EtcdPrefix, store.Resource)
-	for _, other := range s.stores {
-		if generic.StoragePrefix(s.opts.EtcdPrefix, other.Resource) == prefix {
+	delete(r.stores, gvr)
+	prefix := generic.StoragePrefix(r.prefix, store.Resource)
+	for _, other := range r.stores {
+		if generic.StoragePrefix(r.prefix, other.Resource) == prefix {
 			return
 		}
 	}
-	if c, ok := s.caches[prefix]; ok {
+	if c, ok := r.caches[prefix]; ok {
 		c.Stop()
-		delete(s.caches, prefix)
-		delete(s.cacheResources, prefix)
+		delete(r.caches, prefix)
+		delete(r.cacheResources, prefix)
 	}
 }
 
 // detachCaches takes the watch caches the resources would share out of
-// the server, so that installing them builds new ones, and returns them
+// r, so that installing them builds new ones, and returns them
 // for the caller to stop.
-func (s *Server) detachCaches(resources []*generic.Resource) []*cacher.Cache {
-	s.cachesMu.Lock()
-	defer s.cachesMu.Unlock()
+func (r *resourceStorage) detachCaches(resources []*generic.Resource) []*cacher.Cache {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var out []*cacher.Cache
 	for _, res := range resources {
-		prefix := generic.StoragePrefix(s.opts.EtcdPrefix, res)
-		if c, ok := s.caches[prefix]; ok {
+		prefix := generic.StoragePrefix(r.prefix, res)
+		if c, ok := r.caches[prefix]; ok {
 			out = append(out, c)
-			delete(s.caches, prefix)
-			delete(s.cacheResources, prefix)
+			delete(r.caches, prefix)
+			delete(r.cacheResources, prefix)
 		}
 	}
 	return out
@@ -305,10 +315,10 @@ func (s *Server) detachCaches(resources []*generic.Resource) []*cacher.Cache {
 
 // crdClient is the controller's way to act: definitions through their
 // storage, custom objects through theirs, as the server.
-type crdClient struct{ s *Server }
+type crdClient struct{ registry resourceRegistry }
 
 func (c crdClient) UpdateStatus(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
-	e, ok := c.s.Registry.Lookup(crdGVR)
+	e, ok := c.registry.Lookup(crdGVR)
 	if !ok {
 		return fmt.Errorf("%s is not served", crdGVR)
 	}
@@ -316,7 +326,7 @@ func (c crdClient) UpdateStatus(ctx context.Context, crd *apiextensionsv1.Custom
 }
 
 func (c crdClient) Update(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
-	e, ok := c.s.Registry.Lookup(crdGVR)
+	e, ok := c.registry.Lookup(crdGVR)
 	if !ok {
 		return fmt.Errorf("%s is not served", crdGVR)
 	}
@@ -344,9 +354,9 @@ func (c crdClient) write(ctx context.Context, st rest.Storage, fields *apply.Man
 // DeleteAll deletes the objects of gvr, served in some version, and
 // counts what is left.
 func (c crdClient) DeleteAll(ctx context.Context, gvr schema.GroupVersionResource) (int, error) {
-	e, ok := c.s.Registry.Lookup(gvr)
+	e, ok := c.registry.Lookup(gvr)
 	if !ok {
-		for _, other := range c.s.Registry.Entries() {
+		for _, other := range c.registry.Entries() {
 			if other.Group == gvr.Group && other.Plural == gvr.Resource {
 				e, ok = other, true
 				break

@@ -28,9 +28,6 @@ func (o EtcdTLSOptions) clientConfig() (*tls.Config, error) {
 	if o == (EtcdTLSOptions{}) {
 		return nil, nil
 	}
-	if (o.CertFile == "") != (o.KeyFile == "") {
-		return nil, fmt.Errorf("--etcd-certfile and --etcd-keyfile go together")
-	}
 	info := transport.TLSInfo{CertFile: o.CertFile, KeyFile: o.KeyFile, TrustedCAFile: o.CAFile}
 	c, err := info.ClientConfig()
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/cronplane/cronplane/pkg/healthz"
+	"github.com/cronplane/cronplane/pkg/storage/cacher"
 )
 
 // The health endpoints list kube-apiserver's checks under its names, for
@@ -73,14 +74,14 @@ func (s *Server) healthChecks(endpoint string) []healthz.Checker {
 // informerSync passes once every watch cache has been filled from etcd:
 // until then reads would wait for it.
 func (s *Server) informerSync(*http.Request) error {
-	s.cachesMu.Lock()
 	var pending []string
-	for prefix, c := range s.caches {
-		if !c.Ready() {
-			pending = append(pending, prefix)
-		}
+	if s.storage != nil {
+		s.storage.eachCache(func(prefix, _ string, c *cacher.Cache) {
+			if !c.Ready() {
+				pending = append(pending, prefix)
+			}
+		})
 	}
-	s.cachesMu.Unlock()
 	if len(pending) == 0 {
 		return nil
 	}
@@ -151,7 +152,7 @@ func (h *postStartHook) check(*http.Request) error {
 
 // AddPostStartHook adds work to do once the server serves, checked as
 // poststarthook/<name>; run is retried with a growing pause until it
-// succeeds or the server stops. Hooks are added before Serve.
+// succeeds or the server stops. Hooks are added before Run.
 func (s *Server) AddPostStartHook(name string, run func(ctx context.Context) error) error {
 	l := &s.life
 	l.hooksMu.Lock()

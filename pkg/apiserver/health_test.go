@@ -76,9 +76,9 @@ func TestHealth_OneCheckAtATime(t *testing.T) {
 	}
 }
 
-// startServer starts a server of its own with New and Serve, for tests
+// startServer starts a server of its own with New and Run, for tests
 // that need to act between the two; it is closed when the test ends.
-func startServer(t *testing.T, mutate func(*apiserver.Options), beforeServe func(*apiserver.Server)) (*apiserver.Server, *http.Client) {
+func startServer(t *testing.T, mutate func(*apiserver.Options), beforeRun func(*apiserver.Server)) (*apiserver.Server, *http.Client) {
 	t.Helper()
 	opts := apiserver.DefaultOptions()
 	opts.DataDir = t.TempDir()
@@ -87,27 +87,38 @@ func startServer(t *testing.T, mutate func(*apiserver.Options), beforeServe func
 	if mutate != nil {
 		mutate(&opts)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	s, err := apiserver.New(ctx, opts)
+	c, err := opts.Complete()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if beforeServe != nil {
-		beforeServe(s)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := apiserver.New(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if beforeRun != nil {
+		beforeRun(s)
 	}
 	serveCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- s.Serve(serveCtx) }()
+	go func() { done <- s.Run(serveCtx) }()
+	select {
+	case <-s.Listening():
+	case err := <-done:
+		stop()
+		s.Close()
+		t.Fatalf("Run: %v", err)
+	}
 	t.Cleanup(func() {
 		stop()
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("Serve: %v", err)
+				t.Errorf("Run: %v", err)
 			}
 		case <-time.After(30 * time.Second):
-			t.Error("Serve did not return")
+			t.Error("Run did not return")
 		}
 		s.Close()
 	})

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -179,7 +180,7 @@ func runSession(t *testing.T, kubeconfig, ns string, s kubectlSession) string {
 	}
 	t.Cleanup(func() {
 		// Definitions are cluster-scoped: they go with the session.
-		if contains(s.manifests, "crd.yaml") {
+		if slices.Contains(s.manifests, "crd.yaml") {
 			_, _ = kubectlWith(t, kubeconfig, "delete", "-f", filepath.Join(dir, "crd.yaml"), "--wait=false")
 		}
 	})
@@ -201,7 +202,7 @@ func runSession(t *testing.T, kubeconfig, ns string, s kubectlSession) string {
 		}
 		args := []string{"-n", ns}
 		for _, a := range st.args {
-			if contains(s.manifests, a) {
+			if slices.Contains(s.manifests, a) {
 				a = filepath.Join(dir, a)
 			}
 			args = append(args, strings.ReplaceAll(a, "NSNAME", ns))

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/cronplane/cronplane/pkg/storage/cacher"
 )
 
 // After a mass delete the watch caches let go of many decoded objects, but
@@ -89,13 +91,11 @@ func (s *Server) returnMemory(ctx context.Context) {
 
 // cachesTotals is what all watch caches let go and took in so far.
 func (s *Server) cachesTotals() (freed, events uint64) {
-	s.cachesMu.Lock()
-	defer s.cachesMu.Unlock()
-	for _, c := range s.caches {
+	s.storage.eachCache(func(_, _ string, c *cacher.Cache) {
 		st := c.Stats()
 		freed += st.Freed
 		events += st.Dispatched
-	}
+	})
 	return freed, events
 }
 

@@ -350,7 +350,7 @@ func TestProtection_BodyLimits(t *testing.T) {
 // at once. timeoutSeconds, when given, is the bound.
 func TestProtection_WatchesLastBetweenMinRequestTimeoutAndTwiceIt(t *testing.T) {
 	s := apiservertest.Start(t, func(o *apiserver.Options) {
-		o.MinRequestTimeout = 2
+		o.Serving.MinRequestTimeout = 2
 		o.Serving.RequestTimeout = time.Second
 	})
 	for _, tc := range []struct {
@@ -394,7 +394,7 @@ func TestProtection_WatchWithATimeoutNotAboveZeroEndsAtOnce(t *testing.T) {
 		{"negative timeoutSeconds", 1800, "&timeoutSeconds=-1", 0, time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := apiservertest.Start(t, func(o *apiserver.Options) { o.MinRequestTimeout = tc.min })
+			s := apiservertest.Start(t, func(o *apiserver.Options) { o.Serving.MinRequestTimeout = tc.min })
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/api/v1/namespaces/kube-system/configmaps?watch=true"+tc.query, nil)

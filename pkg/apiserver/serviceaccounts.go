@@ -7,12 +7,15 @@ import (
 	"crypto/rsa"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/gorilla/mux"
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,6 +53,9 @@ type ServiceAccountOptions struct {
 	// MaxTokenExpiration caps the lifetime a TokenRequest gets; 0 leaves
 	// it uncapped, any other value must lie between an hour and 2^32 s.
 	MaxTokenExpiration time.Duration
+	// JWKSURI is where issuer discovery says the keys are; empty means
+	// this server's /openid/v1/jwks.
+	JWKSURI string
 }
 
 // AddFlags binds the options to kube-apiserver's flags.
@@ -59,6 +65,24 @@ func (o *ServiceAccountOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.Issuers, "service-account-issuer", o.Issuers, "issuer (iss) of service account tokens; repeatable: the first issues new tokens, all are accepted (default "+serviceaccount.DefaultIssuer+")")
 	fs.StringSliceVar(&o.APIAudiences, "api-audiences", o.APIAudiences, "audiences of the API: a service account token must name one of them, and a TokenRequest naming none gets them (default: the issuers)")
 	fs.DurationVar(&o.MaxTokenExpiration, "service-account-max-token-expiration", o.MaxTokenExpiration, "longest lifetime a TokenRequest gets; longer requests are shortened to it (0: no limit)")
+	fs.StringVar(&o.JWKSURI, "service-account-jwks-uri", o.JWKSURI, "https URL of the service account keys that /.well-known/openid-configuration names (default: this server's /openid/v1/jwks)")
+}
+
+// Validate refuses what kube-apiserver refuses.
+func (o *ServiceAccountOptions) Validate() error {
+	var errs []error
+	if len(o.Issuers) > 0 {
+		errs = append(errs, validateIssuers(o.Issuers))
+	}
+	if m := o.MaxTokenExpiration; m != 0 && (m < time.Hour || m > (1<<32)*time.Second) {
+		errs = append(errs, errors.New("the service-account-max-token-expiration must be between 1 hour and 2^32 seconds"))
+	}
+	if o.JWKSURI != "" {
+		if u, err := url.Parse(o.JWKSURI); err != nil || u.Scheme != "https" {
+			errs = append(errs, fmt.Errorf("service-account-jwks-uri requires https scheme, parsed as: %q", o.JWKSURI))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // generatedSigningKey is the file in the data directory that holds the
@@ -73,30 +97,24 @@ type serviceAccounts struct {
 	issuers       []string
 	audiences     []string
 	maxExpiration time.Duration
+	jwksURI       string
 	// tokenIDs is kube's ServiceAccountTokenJTI gate: tokens carry a jti,
 	// which names the credential of those they authenticate.
 	tokenIDs bool
-	// registry serves the accounts and secrets tokens name; New sets it
-	// once it exists, before any request.
-	registry *registry.Registry
+	// objects serve the accounts and secrets tokens name.
+	objects resourceLookup
 }
 
-// newServiceAccounts checks the options and loads the keys, generating the
-// signing key in dataDir when none is given.
-func newServiceAccounts(o ServiceAccountOptions, dataDir string, logger klog.Logger) (*serviceAccounts, error) {
-	sa := &serviceAccounts{issuers: o.Issuers, audiences: o.APIAudiences, maxExpiration: o.MaxTokenExpiration}
-	if len(sa.issuers) == 0 {
-		sa.issuers = []string{serviceaccount.DefaultIssuer}
-	}
-	if err := validateIssuers(sa.issuers); err != nil {
-		return nil, err
-	}
-	if len(sa.audiences) == 0 {
-		sa.audiences = sa.issuers
-	}
-	if m := o.MaxTokenExpiration; m != 0 && (m < time.Hour || m > (1<<32)*time.Second) {
-		return nil, errors.New("the service-account-max-token-expiration must be between 1 hour and 2^32 seconds")
-	}
+// resourceLookup finds what serves a resource: the server's registry.
+type resourceLookup interface {
+	Lookup(gvr schema.GroupVersionResource) (*registry.Entry, bool)
+}
+
+// newServiceAccounts loads the keys of the completed options, generating
+// the signing key in dataDir when none is given; tokens name objects
+// that objects serve, and carry IDs when tokenIDs is on.
+func newServiceAccounts(o ServiceAccountOptions, dataDir string, objects resourceLookup, tokenIDs bool, logger klog.Logger) (*serviceAccounts, error) {
+	sa := &serviceAccounts{issuers: o.Issuers, audiences: o.APIAudiences, maxExpiration: o.MaxTokenExpiration, jwksURI: o.JWKSURI, objects: objects, tokenIDs: tokenIDs}
 	keyFile := o.SigningKeyFile
 	if keyFile == "" {
 		keyFile = filepath.Join(dataDir, generatedSigningKey)
@@ -210,7 +228,7 @@ var (
 // miss, which may be an object the cache has not seen yet, is read again
 // as it is now, as kube falls back to a live lookup.
 func (sa *serviceAccounts) get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, cached bool) (runtime.Object, error) {
-	e, ok := sa.registry.Lookup(gvr)
+	e, ok := sa.objects.Lookup(gvr)
 	if !ok {
 		return nil, fmt.Errorf("%s are not served", gvr.Resource)
 	}
@@ -256,3 +274,55 @@ func (o currentObjects) GetSecret(ctx context.Context, namespace, name string) (
 	}
 	return obj.(*corev1.Secret), nil
 }
+
+// installIssuerDiscovery serves service account issuer discovery, as kube
+// does when the issuer is an https URL: the OpenID configuration and the
+// keys, to GET only, cacheable for an hour. externalURL is this server's
+// address, known once it listens: the default jwks_uri is below it.
+func (sa *serviceAccounts) installIssuerDiscovery(r *mux.Router, externalURL func() string, logger klog.Logger) {
+	if _, err := serviceaccount.NewOpenIDMetadata(sa.issuers[0], "https://jwks.invalid", sa.keys); err != nil {
+		logger.Info("Not serving service account issuer discovery", "reason", err.Error())
+		return
+	}
+	var (
+		once     sync.Once
+		metadata *serviceaccount.OpenIDMetadata
+		err      error
+	)
+	load := func() (*serviceaccount.OpenIDMetadata, error) {
+		once.Do(func() {
+			jwksURI := sa.jwksURI
+			if jwksURI == "" {
+				jwksURI = externalURL() + jwksPath
+			}
+			metadata, err = serviceaccount.NewOpenIDMetadata(sa.issuers[0], jwksURI, sa.keys)
+		})
+		return metadata, err
+	}
+	serve := func(contentType string, body func(*serviceaccount.OpenIDMetadata) []byte) http.HandlerFunc {
+		return getOnly(func(w http.ResponseWriter, _ *http.Request) {
+			m, err := load()
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", contentType)
+			w.Header().Set("Cache-Control", "public, max-age=3600")
+			_, _ = w.Write(body(m))
+		})
+	}
+	config := serve("application/json", func(m *serviceaccount.OpenIDMetadata) []byte { return m.Configuration })
+	keys := serve("application/jwk-set+json", func(m *serviceaccount.OpenIDMetadata) []byte { return m.KeySet })
+	// The paths with a trailing slash are served too, as kube's.
+	for _, p := range []string{openIDConfigurationPath, openIDConfigurationPath + "/"} {
+		r.Handle(p, config)
+	}
+	for _, p := range []string{jwksPath, jwksPath + "/"} {
+		r.Handle(p, keys)
+	}
+}
+
+const (
+	openIDConfigurationPath = "/.well-known/openid-configuration"
+	jwksPath                = "/openid/v1/jwks"
+)

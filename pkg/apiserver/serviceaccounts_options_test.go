@@ -34,11 +34,20 @@ func writePEM(t *testing.T, blocks ...*pem.Block) string {
 
 var discardLogs = logr.Discard()
 
+// loadServiceAccounts takes the options the way the server does: checked
+// and completed (Options.Complete), then loaded (New).
+func loadServiceAccounts(o ServiceAccountOptions, dataDir string, logger logr.Logger) (*serviceAccounts, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	return newServiceAccounts(o.completed(), dataDir, nil, false, logger)
+}
+
 func TestNewServiceAccounts_GeneratesTheSigningKeyOnceAndKeepsIt(t *testing.T) {
 	dir := t.TempDir()
 	var logs []string
 	logf := funcr.New(func(_, args string) { logs = append(logs, args) }, funcr.Options{})
-	first, err := newServiceAccounts(ServiceAccountOptions{}, dir, logf)
+	first, err := loadServiceAccounts(ServiceAccountOptions{}, dir, logf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +62,7 @@ func TestNewServiceAccounts_GeneratesTheSigningKeyOnceAndKeepsIt(t *testing.T) {
 		t.Fatalf("issuers %v, audiences %v", first.issuers, first.audiences)
 	}
 	logs = nil
-	second, err := newServiceAccounts(ServiceAccountOptions{}, dir, logf)
+	second, err := loadServiceAccounts(ServiceAccountOptions{}, dir, logf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +99,7 @@ func TestNewServiceAccounts_ReadsKeysAsKube(t *testing.T) {
 	keyFile := writePEM(t,
 		&pem.Block{Type: "PUBLIC KEY", Bytes: oldPublic},
 		&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(old)})
-	sa, err := newServiceAccounts(ServiceAccountOptions{
+	sa, err := loadServiceAccounts(ServiceAccountOptions{
 		SigningKeyFile:     signingFile,
 		KeyFiles:           []string{keyFile},
 		Issuers:            []string{"https://new.example", "https://old.example"},
@@ -126,7 +135,7 @@ func TestNewServiceAccounts_RefusesWhatKubeRefuses(t *testing.T) {
 		{"a key file without keys", ServiceAccountOptions{KeyFiles: []string{empty}}, "data does not contain any valid RSA or ECDSA public keys"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := newServiceAccounts(tc.opts, t.TempDir(), discardLogs)
+			_, err := loadServiceAccounts(tc.opts, t.TempDir(), discardLogs)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("want an error containing %q, got %v", tc.want, err)
 			}

@@ -19,6 +19,9 @@ type ServingOptions struct {
 	MaxMutatingRequestsInFlight int
 	// RequestTimeout bounds every request but watches (504 beyond).
 	RequestTimeout time.Duration
+	// MinRequestTimeout (seconds) bounds watches without timeoutSeconds; 0
+	// ends them at once.
+	MinRequestTimeout int64
 	// LivezGracePeriod is how long after the start /livez does not fail
 	// on unfinished post-start hooks.
 	LivezGracePeriod time.Duration
@@ -53,6 +56,7 @@ func DefaultServingOptions() ServingOptions {
 		MaxRequestsInFlight:         400,
 		MaxMutatingRequestsInFlight: 200,
 		RequestTimeout:              time.Minute,
+		MinRequestTimeout:           1800,
 		EtcdHealthcheckTimeout:      2 * time.Second,
 		EtcdReadycheckTimeout:       2 * time.Second,
 	}
@@ -63,6 +67,7 @@ func (o *ServingOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "most read-only requests (get, list) served at once; more are answered 429 with Retry-After: 1 (watches and health checks are not counted; 0: no limit)")
 	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight, "most mutating requests served at once; more are answered 429 with Retry-After: 1 (0: no limit)")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "longest time a request but a watch may take; it is answered 504 then (watches are bounded by --min-request-timeout)")
+	fs.Int64Var(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout, "seconds a watch without timeoutSeconds lasts at least (it lasts up to twice this); 0 ends such watches at once, as kube-apiserver v1.29 does")
 	fs.DurationVar(&o.LivezGracePeriod, "livez-grace-period", o.LivezGracePeriod, "how long after the start /livez passes although post-start hooks have not finished")
 	fs.DurationVar(&o.EtcdHealthcheckTimeout, "etcd-healthcheck-timeout", o.EtcdHealthcheckTimeout, "timeout of the etcd probe of the etcd health check")
 	fs.DurationVar(&o.EtcdReadycheckTimeout, "etcd-readycheck-timeout", o.EtcdReadycheckTimeout, "timeout of the etcd probe of the etcd-readiness check")

@@ -15,15 +15,12 @@ type storageMetrics struct {
 	etcdLatency *prometheus.HistogramVec
 }
 
-func newStorageMetrics(r *metrics.Registry, s *Server) *storageMetrics {
+func newStorageMetrics(r *metrics.Registry) *storageMetrics {
 	m := &storageMetrics{
 		etcdLatency: r.Histogram(metrics.Opts{Name: "etcd_request_duration_seconds",
 			Help:    "Time an etcd request took, in seconds, by operation and object type.",
 			Buckets: []float64{0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60}},
 			"operation", "type"),
-	}
-	if err := r.Register(cacheCollector{s}); err != nil {
-		panic(err)
 	}
 	return m
 }
@@ -46,7 +43,7 @@ var (
 )
 
 // cacheCollector reads the watch caches when scraped.
-type cacheCollector struct{ s *Server }
+type cacheCollector struct{ storage *resourceStorage }
 
 func (cacheCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- storageObjectsDesc
@@ -55,12 +52,8 @@ func (cacheCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
-	c.s.cachesMu.Lock()
-	caches := make(map[string]*cacher.Cache, len(c.s.caches))
-	for prefix, cache := range c.s.caches {
-		caches[c.s.cacheResources[prefix]] = cache
-	}
-	c.s.cachesMu.Unlock()
+	caches := map[string]*cacher.Cache{}
+	c.storage.eachCache(func(_, resource string, cache *cacher.Cache) { caches[resource] = cache })
 	for resource, cache := range caches {
 		st := cache.Stats()
 		ch <- prometheus.MustNewConstMetric(storageObjectsDesc, prometheus.GaugeValue, float64(st.Objects), resource)

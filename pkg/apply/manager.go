@@ -276,8 +276,9 @@ func isReset(entries []metav1.ManagedFieldsEntry) bool {
 //
 // As in kube, the writer may set managedFields through the main resource
 // (or clear them), not through a subresource, whose writes keep live's;
-// and an existing object that has none keeps none: only a create or an
-// apply starts tracking its fields.
+// managedFields that do not decode count as not set; and an existing
+// object that has none keeps none: only a create or an apply starts
+// tracking its fields.
 func (m *Manager) Update(live, obj runtime.Object, manager, subresource string, now time.Time) error {
 	om, err := meta.Accessor(obj)
 	if err != nil {
@@ -302,7 +303,13 @@ func (m *Manager) Update(live, obj runtime.Object, manager, subresource string, 
 	}
 	mf, err := decodeManaged(entries)
 	if err != nil {
-		return apierrors.NewBadRequest(err.Error())
+		// As kube, managedFields written that do not decode are dropped
+		// for live's; and when those do not either, the object is left
+		// without any, rather than the write refused.
+		if mf, err = decodeManaged(liveEntries); err != nil {
+			om.SetManagedFields(nil)
+			return nil
+		}
 	}
 	if len(mf.fields) == 0 && live != nil {
 		om.SetManagedFields(nil)

@@ -68,7 +68,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.BufferSize, "audit-log-batch-buffer-size", o.BufferSize, "audit events that may wait for the log writer; beyond that, events are dropped and counted in apiserver_audit_error_total{plugin=\"buffered\"}")
 }
 
-func (o *Options) validate() error {
+// Validate refuses what kube-apiserver refuses.
+func (o *Options) Validate() error {
 	switch {
 	case o.LogMaxAge < 0:
 		return fmt.Errorf("--audit-log-maxage %d can't be a negative number", o.LogMaxAge)
@@ -112,7 +113,7 @@ func newMetrics(r *metrics.Registry) *auditMetrics {
 // nothing (the policy is still checked when given alone).
 func New(o Options, r *metrics.Registry) (*Auditor, error) {
 	m := newMetrics(r)
-	if err := o.validate(); err != nil {
+	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	if o.PolicyFile == "" {

@@ -268,13 +268,7 @@ func (e *evaluation) rules(n *vnode, path *field.Path, val, old interface{}, sam
 			}
 			a = optAct
 		}
-		out, details, err := r.program.ContextEval(e.ctx, a)
-		if details == nil || details.ActualCost() == nil {
-			e.errs = append(e.errs, field.Invalid(path, kind, fmt.Sprintf("runtime cost could not be calculated for validation rule: %v, no further validation rules will be run", ruleErrorString(r.src))))
-			e.stopped = true
-			return
-		}
-		cost := *details.ActualCost()
+		out, cost, err := r.program.eval(e.ctx, a)
 		if cost > math.MaxInt64 || int64(cost) > e.budget {
 			e.errs = append(e.errs, field.Invalid(path, kind, "validation failed due to running out of cost budget, no further validation rules will be run"))
 			e.stopped = true
@@ -336,11 +330,7 @@ func (e *evaluation) rules(n *vnode, path *field.Path, val, old interface{}, sam
 // message, or an error (the rule's message is given instead), or a
 // fatal error that stops evaluation.
 func (e *evaluation) messageExpression(r *compiledRule, a *activation, path *field.Path, kind interface{}) (string, *field.Error, error) {
-	out, details, err := r.message.ContextEval(e.ctx, a)
-	if details == nil || details.ActualCost() == nil {
-		return "", field.InternalError(path, fmt.Errorf("runtime cost could not be calculated for messageExpression: %q", r.src.MessageExpression)), nil
-	}
-	cost := *details.ActualCost()
+	out, cost, err := r.message.eval(e.ctx, a)
 	if cost > math.MaxInt64 || int64(cost) > e.budget {
 		return "", field.Invalid(path, kind, "messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run"), nil
 	}

@@ -87,6 +87,11 @@ func runRuleCases(t *testing.T, specSchema string, tests []ruleCase) {
 			if got != want {
 				t.Errorf("got  %q\nwant %q", got, want)
 			}
+			var oldSpec interface{}
+			if old != "" {
+				oldSpec = obj(t, old)["spec"]
+			}
+			assertCostsAsCelGo(t, v, obj(t, `{"spec":`+tt.spec+`}`)["spec"], oldSpec)
 		})
 	}
 }

@@ -3,6 +3,7 @@ package cel
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -142,7 +143,7 @@ func (c *schemaChecker) visit(s *schema.Schema, path *field.Path, dt *declType, 
 		if r.MessageExpression != "" && strings.TrimSpace(r.MessageExpression) == "" {
 			schemaErrs = append(schemaErrs, field.Required(rp.Child("messageExpression"), "messageExpression must be non-empty if specified"))
 		}
-		if r.Reason != "" && !contains(supportedReasons, r.Reason) {
+		if r.Reason != "" && !slices.Contains(supportedReasons, r.Reason) {
 			schemaErrs = append(schemaErrs, field.NotSupported(rp.Child("reason"), r.Reason, supportedReasons))
 		}
 		if r.FieldPath != "" && strings.TrimSpace(r.FieldPath) == "" {
@@ -235,12 +236,3 @@ func times(cardinality *uint64, bound *int64) *uint64 {
 }
 
 func hasNewlines(s string) bool { return strings.ContainsAny(s, "\n\r") }
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}

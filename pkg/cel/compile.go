@@ -26,8 +26,8 @@ func (e *ruleError) Error() string { return e.detail }
 type compiledRule struct {
 	src schema.ValidationRule
 	// program is nil for an empty rule, which is never run.
-	program         cel.Program
-	message         cel.Program
+	program         *program
+	message         *program
 	usesOldSelf     bool
 	optionalOldSelf bool
 	// fieldPath is the rule's fieldPath as kube reports a violation
@@ -97,7 +97,7 @@ func (c *nodeCompiler) compile(s *schema.Schema, r schema.ValidationRule, kind, 
 	}
 	cr.usesOldSelf = referencesOldSelf(ast)
 	cr.optionalOldSelf = r.OptionalOldSelf
-	prg, err := env.Program(ast, cel.CostTracking(c.estimator), cel.InterruptCheckFrequency(checkFrequency))
+	prg, err := newProgram(env, ast, c.estimator)
 	if err != nil {
 		cr.err = &ruleError{detail: "program instantiation failed: " + err.Error()}
 		return cr
@@ -128,7 +128,7 @@ func (c *nodeCompiler) compile(s *schema.Schema, r schema.ValidationRule, kind, 
 			cr.messageErr = &ruleError{detail: "messageExpression must evaluate to a string"}
 			return cr
 		}
-		mprg, err := env.Program(mast, cel.CostTracking(c.estimator), cel.InterruptCheckFrequency(checkFrequency))
+		mprg, err := newProgram(env, mast, c.estimator)
 		if err != nil {
 			cr.messageErr = &ruleError{detail: "messageExpression instantiation failed: " + err.Error()}
 			return cr

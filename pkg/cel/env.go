@@ -6,7 +6,6 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/ext"
-	"github.com/google/cel-go/interpreter"
 )
 
 // kube-apiserver v1.29 compiles a rule in one of two environments. A
@@ -44,11 +43,6 @@ func baseEnv(kind int) (*cel.Env, error) {
 			cel.CrossTypeNumericComparisons(true),
 			cel.OptionalTypes(),
 			quantityLibrary(),
-			cel.Lib(&library{name: "k8s.programs", progs: []cel.ProgramOption{
-				cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost),
-				cel.CostLimit(PerCallLimit),
-				cel.CostTrackerOptions(interpreter.PresenceTestHasCost(false)),
-			}}),
 		}
 		if kind == newExpressions {
 			opts = append(opts, ext.Strings(ext.StringsVersion(0)))

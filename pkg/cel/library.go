@@ -19,17 +19,17 @@ import (
 // (declared: no rule of a custom resource has an authorizer to call
 // them on). Each is a cel.Library; their costs are in cost.go.
 
-// library is a cel.Library made of function declarations and program
-// options.
+// library is a cel.Library made of function declarations. Its program
+// options are none: programs are planned with theirs in
+// program.instance.
 type library struct {
 	name  string
 	funcs []cel.EnvOption
-	progs []cel.ProgramOption
 }
 
 func (l *library) LibraryName() string                 { return l.name }
 func (l *library) CompileOptions() []cel.EnvOption     { return l.funcs }
-func (l *library) ProgramOptions() []cel.ProgramOption { return l.progs }
+func (l *library) ProgramOptions() []cel.ProgramOption { return nil }
 
 // --- lists ---
 
@@ -179,18 +179,21 @@ func regexLibrary() cel.EnvOption {
 						return findAllIn(r, args[0], args[2])
 					}))),
 		},
-		progs: []cel.ProgramOption{cel.OptimizeRegex(
-			constantRegex("find", func(r *regexp.Regexp, args []ref.Val) ref.Val { return findIn(r, args[0]) }),
-			constantRegex("findAll", func(r *regexp.Regexp, args []ref.Val) ref.Val {
-				limit := ref.Val(types.Int(-1))
-				if len(args) == 3 {
-					limit = args[2]
-				}
-				return findAllIn(r, args[0], limit)
-			}),
-		)},
 	})
 }
+
+// find and findAll with a constant pattern compile it when the program
+// is planned (see program.instance).
+var (
+	findRegexOptimization    = constantRegex("find", func(r *regexp.Regexp, args []ref.Val) ref.Val { return findIn(r, args[0]) })
+	findAllRegexOptimization = constantRegex("findAll", func(r *regexp.Regexp, args []ref.Val) ref.Val {
+		limit := ref.Val(types.Int(-1))
+		if len(args) == 3 {
+			limit = args[2]
+		}
+		return findAllIn(r, args[0], limit)
+	})
+)
 
 func compileRegex(v ref.Val) (*regexp.Regexp, ref.Val) {
 	s, ok := v.(types.String)

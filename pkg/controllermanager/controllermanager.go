@@ -18,6 +18,7 @@ import (
 	"os"
 	"path"
 	goruntime "runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,7 +28,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -40,119 +40,47 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/certs"
-	"github.com/cronplane/cronplane/pkg/controller/cronjob"
 )
 
-// Options are the controller-manager's settings; cmd/controller-manager
-// binds them to flags.
-type Options struct {
-	Kubeconfig string
-	// Controllers lists controllers to run: "*" for all, "name" to add
-	// one, "-name" to leave one out.
-	Controllers            []string
-	LeaderElect            bool
-	LeaseDuration          time.Duration
-	RenewDeadline          time.Duration
-	RetryPeriod            time.Duration
-	LeaseNamespace         string
-	LeaseName              string
-	ConcurrentCronJobSyncs int
-	ConcurrentGCSyncs      int
-	// ConcurrentTTLSyncs is the TTL-after-finished controller's workers.
-	ConcurrentTTLSyncs int
-	// GCResync is how often the garbage collector reads discovery again
-	// to watch resources served since it started.
-	GCResync    time.Duration
-	BindAddress string
-	// SecurePort serves /healthz (to anyone) and /metrics (to the callers
-	// the apiserver allows to get it) over HTTPS; 0 picks a free port, -1
-	// serves nothing.
-	SecurePort int
-	// Profiling serves Go's profiles at /debug/pprof/ on SecurePort to
-	// the callers the apiserver allows to get that path (kube's
-	// --profiling); ContentionProfiling adds the block profile.
-	Profiling           bool
-	ContentionProfiling bool
-	// ShowHiddenMetricsForVersion ("1.28") serves again the metrics hidden
-	// since that release. The metrics are the process's: the first Run's
-	// value holds for all.
-	ShowHiddenMetricsForVersion string
-	// Clock overrides the cronjob controller's clock (tests).
-	Clock cronjob.Clock
-	// Identity names this instance in the Lease; empty means hostname_uuid.
-	Identity string
-	// APIQPS and APIBurst bound the requests to the apiserver.
-	APIQPS   int
-	APIBurst int
-	// ContentType is the media type of the typed clients' request bodies,
-	// and the one they ask for first (kube's --kube-api-content-type):
-	// protobuf costs both ends far less to encode and decode than JSON.
-	// The garbage collector's metadata client and the namespace
-	// controller's dynamic client choose their own.
-	ContentType string
-	// UseServiceAccountCredentials gives each controller the credentials
-	// of its own ServiceAccount in kube-system; leader election, discovery
-	// and the shared informers keep the manager's.
-	UseServiceAccountCredentials bool
+// ControllerManager runs the controllers against one apiserver: New
+// wires it, Run runs it.
+type ControllerManager struct {
+	opts Options
+	// controllers are the ones --controllers enables.
+	controllers []Descriptor
+	clients     configClientBuilder
+	metrics     *managerMetrics
 }
 
-// DefaultOptions are kube's defaults.
-func DefaultOptions() Options {
-	return Options{
-		Controllers:            []string{"*"},
-		LeaderElect:            true,
-		LeaseDuration:          15 * time.Second,
-		RenewDeadline:          10 * time.Second,
-		RetryPeriod:            2 * time.Second,
-		LeaseNamespace:         "kube-system",
-		LeaseName:              "kube-controller-manager",
-		ConcurrentCronJobSyncs: 5,
-		ConcurrentGCSyncs:      20,
-		ConcurrentTTLSyncs:     5,
-		GCResync:               30 * time.Second,
-		BindAddress:            "127.0.0.1",
-		SecurePort:             10257,
-		Profiling:              true,
-		APIQPS:                 1000,
-		APIBurst:               2000,
-		ContentType:            runtime.ContentTypeProtobuf,
-	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-// Run runs until ctx ends or leadership is lost.
-func Run(ctx context.Context, opts Options) error {
-	on, err := enabled(Controllers(), opts.Controllers)
-	if err != nil {
-		return err
-	}
+// New wires a manager from a completed configuration: the process's
+// metrics and the clients of its kubeconfig. It talks to nobody yet.
+func New(c CompletedConfig) (*ControllerManager, error) {
 	// Before any client, queue or elector exists: client-go binds them to
 	// the metrics providers of the moment.
-	m, err := metricsFor(opts.ShowHiddenMetricsForVersion)
+	m, err := metricsFor(c.ShowHiddenMetricsForVersion)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
-		return fmt.Errorf("loading kubeconfig %q: %w", opts.Kubeconfig, err)
+		return nil, fmt.Errorf("loading kubeconfig %q: %w", c.Kubeconfig, err)
 	}
-	cfg.QPS, cfg.Burst = float32(opts.APIQPS), opts.APIBurst
-	cfg.ContentType = opts.ContentType
-	clients := configClientBuilder{base: cfg}
+	cfg.QPS, cfg.Burst = float32(c.APIQPS), c.APIBurst
+	cfg.ContentType = c.ContentType
+	return &ControllerManager{opts: c.Options, controllers: c.controllers, clients: configClientBuilder{base: cfg}, metrics: m}, nil
+}
+
+// Run asks discovery which controllers can run, serves /healthz and
+// /metrics, and runs the controllers (once elected, when electing) until
+// ctx ends or leadership is lost.
+func (cm *ControllerManager) Run(ctx context.Context) error {
+	opts, clients, m := cm.opts, cm.clients, cm.metrics
 	disc, err := discovery.NewDiscoveryClientForConfig(clients.Config("controller-discovery"))
 	if err != nil {
 		return err
 	}
 	var run []Descriptor
-	for _, d := range on {
+	for _, d := range cm.controllers {
 		missing, err := unserved(disc, d.Requires)
 		switch {
 		case err != nil:
@@ -366,7 +294,7 @@ func (c *checks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	names := append([]string{"ping"}, c.names...)
 	c.mu.Unlock()
 	if name := strings.TrimPrefix(r.URL.Path, "/healthz/"); name != r.URL.Path {
-		if !contains(names, name) {
+		if !slices.Contains(names, name) {
 			http.NotFound(w, r)
 			return
 		}

@@ -3,6 +3,7 @@ package controllermanager
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -49,7 +50,7 @@ type ControllerContext struct {
 
 // Controllers are the controllers this controller-manager runs.
 func Controllers() []Descriptor {
-	return []Descriptor{cronJobController(), garbageCollectorController(), namespaceController(), clusterRoleAggregationController(), serviceAccountController(), ttlAfterFinishedController()}
+	return []Descriptor{cronJobController(), garbageCollectorController(), namespaceController(), clusterRoleAggregationController(), serviceAccountController(), rootCACertPublisher(), ttlAfterFinishedController()}
 }
 
 // names returns the names and aliases of the descriptors.
@@ -65,7 +66,7 @@ func names(ds []Descriptor) []string {
 // lookup finds a descriptor by name or alias.
 func lookup(ds []Descriptor, name string) (Descriptor, bool) {
 	for _, d := range ds {
-		if d.Name == name || contains(d.Aliases, name) {
+		if d.Name == name || slices.Contains(d.Aliases, name) {
 			return d, true
 		}
 	}
@@ -124,4 +125,18 @@ func unserved(disc discovery.DiscoveryInterface, resources []schema.GroupVersion
 		}
 	}
 	return nil, nil
+}
+
+// ControllerNames lists the controllers for --help, each with its
+// aliases: "cronjob-controller (cronjob), ...".
+func ControllerNames() string {
+	var parts []string
+	for _, d := range Controllers() {
+		if len(d.Aliases) == 0 {
+			parts = append(parts, d.Name)
+			continue
+		}
+		parts = append(parts, d.Name+" ("+strings.Join(d.Aliases, ", ")+")")
+	}
+	return strings.Join(parts, ", ")
 }

@@ -17,8 +17,9 @@ import (
 )
 
 // reference is a kube-apiserver v1.29 to check the tables against, when
-// one runs (see /work/shared/reference): CRONPLANE_REFERENCE_KUBECONFIG
-// names its kubeconfig. Without one the tables check only cronplane.
+// one runs (see ../shared/reference from the repository root):
+// CRONPLANE_REFERENCE_KUBECONFIG names its kubeconfig. Without one the
+// tables check only cronplane.
 type reference struct {
 	client   kubernetes.Interface
 	warnings *warningCollector

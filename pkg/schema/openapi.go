@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -382,14 +383,14 @@ func (k *keywordChecker) add(err *field.Error) { k.errs = append(k.errs, err) }
 
 func (k *keywordChecker) check(n *node, ctx keywordContext, isRoot bool) {
 	s, fldPath := n.s, n.path
-	if s.Type != "" && !containsString(openAPIV3Types, s.Type) {
+	if s.Type != "" && !slices.Contains(openAPIV3Types, s.Type) {
 		k.add(field.NotSupported(fldPath.Child("type"), s.Type, openAPIV3Types))
 	}
 	if n.hasDefault && ctx.noDefaults != "" {
 		k.add(field.Forbidden(fldPath.Child("default"), "must not be set "+ctx.noDefaults))
 	}
 	for _, u := range refusedOrder {
-		if contains(n.refused, u) {
+		if slices.Contains(n.refused, u) {
 			k.add(field.Forbidden(fldPath.Child(u), u+" is not supported"))
 		}
 	}
@@ -543,7 +544,7 @@ func (k *keywordChecker) mapListKeysAndSets(n *node) {
 		if !ok {
 			continue
 		}
-		if !contains(is.s.Required, key) && !ks.hasDefault {
+		if !slices.Contains(is.s.Required, key) && !ks.hasDefault {
 			k.add(field.Required(fldPath.Child("items").Child("properties").Key(key).Child("default"), "this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property"))
 		}
 		if ks.s.Nullable {
@@ -911,17 +912,6 @@ func toFloat(x interface{}) (float64, bool) {
 	}
 	return 0, false
 }
-
-func contains(l []string, s string) bool {
-	for _, e := range l {
-		if e == s {
-			return true
-		}
-	}
-	return false
-}
-
-func containsString(l []string, s string) bool { return contains(l, s) }
 
 func sortedKeys(m map[string]interface{}) []string {
 	keys := make([]string, 0, len(m))

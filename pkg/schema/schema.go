@@ -391,29 +391,45 @@ func (st *Structural) AsResource(name string) *Structural {
 	for n, p := range st.Root.Properties {
 		root.Properties[n] = p
 	}
-	root.Properties["apiVersion"] = &Schema{Type: "string", Description: "The versioned schema of this representation of an object."}
-	root.Properties["kind"] = &Schema{Type: "string", Description: "The REST resource this object represents."}
-	root.Properties["metadata"] = &Schema{Ref: b.define(reflect.TypeOf(metav1.ObjectMeta{})), Description: "Standard object's metadata."}
+	root.Properties["apiVersion"] = &Schema{Type: "string", Description: apiVersionDescription}
+	root.Properties["kind"] = &Schema{Type: "string", Description: kindDescription}
+	root.Properties["metadata"] = &Schema{Ref: b.define(reflect.TypeOf(metav1.ObjectMeta{})), Description: objectMetaDescription}
 	b.defs[name] = &root
 	return &Structural{Root: &Schema{Ref: name}, Definitions: b.defs, KeepUnknownFields: st.KeepUnknownFields}
 }
 
+// The descriptions of the type and object metadata of a resource without
+// a Go type, and of its lists, as kube's documents give them: kubectl
+// explain shows them.
+const (
+	apiVersionDescription = "APIVersion defines the versioned schema of this representation of an object. " +
+		"Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. " +
+		"More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"
+	kindDescription = "Kind is a string value representing the REST resource this object represents. " +
+		"Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. " +
+		"More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"
+	objectMetaDescription = "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+	listMetaDescription   = "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"
+	itemsDescription      = "List of %s. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md"
+)
+
 // ListOf returns the schema of a list of objects of the named item schema,
-// defined under name: apiVersion, kind, list metadata and the items.
-func ListOf(item *Structural, name string) *Structural {
+// defined under name: apiVersion, kind, list metadata and the items, of
+// kind itemKind and resource plural.
+func ListOf(item *Structural, name, itemKind, plural string) *Structural {
 	b := &builder{defs: Definitions{}}
 	for n, d := range item.Definitions {
 		b.defs[n] = d
 	}
 	b.defs[name] = &Schema{
 		Type:        "object",
-		Description: "A list of " + item.RootName() + ".",
+		Description: itemKind + "List is a list of " + itemKind,
 		Required:    []string{"items"},
 		Properties: map[string]*Schema{
-			"apiVersion": {Type: "string", Description: "The versioned schema of this representation of an object."},
-			"kind":       {Type: "string", Description: "The REST resource this object represents."},
-			"metadata":   {Ref: b.define(reflect.TypeOf(metav1.ListMeta{})), Description: "Standard list metadata."},
-			"items":      {Type: "array", Items: &Schema{Ref: item.RootName()}, Description: "The listed objects."},
+			"apiVersion": {Type: "string", Description: apiVersionDescription},
+			"kind":       {Type: "string", Description: kindDescription},
+			"metadata":   {Ref: b.define(reflect.TypeOf(metav1.ListMeta{})), Description: listMetaDescription},
+			"items":      {Type: "array", Items: &Schema{Ref: item.RootName()}, Description: fmt.Sprintf(itemsDescription, plural)},
 		},
 	}
 	return &Structural{Root: &Schema{Ref: name}, Definitions: b.defs}

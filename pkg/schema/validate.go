@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -290,16 +291,16 @@ func (v *validator) typeCheck(p *field.Path, x interface{}, s *Schema) result {
 		gotFormat = "float64"
 	}
 	f := v.typeFormat(s)
-	floatInt := got == "number" && contains(want, "integer") && isIntegral(x)
-	intFloat := got == "integer" && contains(want, "number")
+	floatInt := got == "number" && slices.Contains(want, "integer") && isIntegral(x)
+	intFloat := got == "integer" && slices.Contains(want, "number")
 	compound := got == "string" || got == "array"
-	if !compound && f != "" && !(contains(want, got) || gotFormat == f || floatInt || intFloat) {
+	if !compound && f != "" && !(slices.Contains(want, got) || gotFormat == f || floatInt || intFloat) {
 		return typeErr(f, gotFormat)
 	}
-	if !contains(want, "number") && !contains(want, "integer") && f != "" && compound {
+	if !slices.Contains(want, "number") && !slices.Contains(want, "integer") && f != "" && compound {
 		return result{matches: 1}
 	}
-	if !(contains(want, got) || floatInt || intFloat) {
+	if !(slices.Contains(want, got) || floatInt || intFloat) {
 		return typeErr(strings.Join(want, ","), got)
 	}
 	return result{matches: 1}

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -98,7 +99,7 @@ func TestClusterRoleAggregation_DefaultRolesGrantWhatKubesDo(t *testing.T) {
 				return false, err
 			}
 			for _, r := range cr.Rules {
-				if contains(r.APIGroups, group) && contains(r.Resources, resource) && (contains(r.Verbs, verb) || contains(r.Verbs, "*")) {
+				if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && (slices.Contains(r.Verbs, verb) || slices.Contains(r.Verbs, "*")) {
 					return true, nil
 				}
 			}
@@ -110,13 +111,4 @@ func TestClusterRoleAggregation_DefaultRolesGrantWhatKubesDo(t *testing.T) {
 	waitFor(t, "edit to read cronjobs, from view", can("edit", "get", "batch", "cronjobs"))
 	waitFor(t, "admin to write rolebindings", can("admin", "create", "rbac.authorization.k8s.io", "rolebindings"))
 	waitFor(t, "admin to delete jobs, from edit", can("admin", "delete", "batch", "jobs"))
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

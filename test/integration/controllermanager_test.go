@@ -3,12 +3,10 @@ package integration
 import (
 	"context"
 	"crypto/tls"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -25,25 +23,31 @@ import (
 	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
 	"github.com/cronplane/cronplane/pkg/controller/cronjob"
 	"github.com/cronplane/cronplane/pkg/controllermanager"
+	"github.com/cronplane/cronplane/pkg/etcdserver/etcdtest"
 )
 
 var srv *apiservertest.Server
 
 func TestMain(m *testing.M) {
-	// make test-short leaves out what needs an etcd.
-	flag.Parse()
-	if testing.Short() {
-		fmt.Println("skipped in -short mode: these tests run an embedded etcd")
-		os.Exit(0)
+	etcdtest.Main(m, func() (func(), error) {
+		var err error
+		srv, err = apiservertest.New()
+		return func() { srv.Stop() }, err
+	})
+}
+
+// runControllerManager runs a controller-manager as the command does:
+// options completed, manager wired, then run until ctx ends.
+func runControllerManager(ctx context.Context, opts controllermanager.Options) error {
+	c, err := opts.Complete()
+	if err != nil {
+		return err
 	}
-	var err error
-	if srv, err = apiservertest.New(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	m, err := controllermanager.New(c)
+	if err != nil {
+		return err
 	}
-	code := m.Run()
-	srv.Stop()
-	os.Exit(code)
+	return m.Run(ctx)
 }
 
 // aheadClock runs a minute and a bit ahead, so that a CronJob created now
@@ -51,6 +55,8 @@ func TestMain(m *testing.M) {
 type aheadClock struct{}
 
 func (aheadClock) Now() time.Time { return time.Now().Add(61 * time.Second) }
+
+func (c aheadClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 
 func start(t *testing.T, id string, leaderElect bool) context.CancelFunc {
 	t.Helper()
@@ -68,7 +74,7 @@ func start(t *testing.T, id string, leaderElect bool) context.CancelFunc {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := controllermanager.Run(ctx, opts); err != nil {
+		if err := runControllerManager(ctx, opts); err != nil {
 			t.Logf("controller-manager %s: %v", id, err)
 		}
 	}()
@@ -298,7 +304,7 @@ func runServingWith(t *testing.T, kubeconfig string, configure func(*controllerm
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := controllermanager.Run(ctx, opts); err != nil {
+		if err := runControllerManager(ctx, opts); err != nil {
 			t.Logf("controller-manager: %v", err)
 		}
 	}()

@@ -46,7 +46,7 @@ func TestControllerManager_DiscoveryForbiddenStartsControllersAnyway(t *testing.
 		done, ended := make(chan error, 1), make(chan struct{})
 		go func() {
 			defer close(ended)
-			done <- controllermanager.Run(ctx, opts)
+			done <- runControllerManager(ctx, opts)
 		}()
 		t.Cleanup(func() {
 			cancel()

@@ -32,7 +32,7 @@ func startGC(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := controllermanager.Run(ctx, opts); err != nil {
+		if err := runControllerManager(ctx, opts); err != nil {
 			t.Logf("controller-manager: %v", err)
 		}
 	}()

@@ -27,7 +27,7 @@ func runManager(t *testing.T, serviceAccountCredentials bool, controllers ...str
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := controllermanager.Run(ctx, opts); err != nil {
+		if err := runControllerManager(ctx, opts); err != nil {
 			t.Logf("controller-manager: %v", err)
 		}
 	}()

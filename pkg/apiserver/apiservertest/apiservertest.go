@@ -56,8 +56,13 @@ func New(mutate ...func(*apiserver.Options)) (*Server, error) {
 	for _, m := range mutate {
 		m(&opts)
 	}
+	c, err := opts.Complete()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	srv, err := apiserver.New(ctx, opts)
+	srv, err := apiserver.New(ctx, c)
 	cancel()
 	if err != nil {
 		os.RemoveAll(dir)
@@ -66,7 +71,14 @@ func New(mutate ...func(*apiserver.Options)) (*Server, error) {
 	s := &Server{Server: srv, dir: dir, dataDir: opts.DataDir, done: make(chan error, 1)}
 	var serveCtx context.Context
 	serveCtx, s.cancel = context.WithCancel(context.Background())
-	go func() { s.done <- srv.Serve(serveCtx) }()
+	go func() { s.done <- srv.Run(serveCtx) }()
+	select {
+	case <-srv.Listening():
+	case err := <-s.done:
+		s.cancel = nil
+		s.Stop()
+		return nil, err
+	}
 	s.Config = &rest.Config{
 		Host:            srv.URL,
 		BearerToken:     srv.AdminToken,

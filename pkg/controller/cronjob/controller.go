@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // ScheduledTimestampAnnotation records on a Job the time it was scheduled for.
@@ -35,13 +36,6 @@ const ScheduledTimestampAnnotation = "batch.kubernetes.io/cronjob-scheduled-time
 // finds nothing due and requeues for the rest). kube waits 100 ms, which
 // every Job of the tick then carries in its creation skew.
 const nextTickMargin = 10 * time.Millisecond
-
-// Clock tells the time; tests inject a fake one.
-type Clock interface{ Now() time.Time }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
 
 // Observer records values, as a Prometheus histogram does.
 type Observer interface{ Observe(float64) }
@@ -69,7 +63,7 @@ type Controller struct {
 	synced   []cache.InformerSynced
 	queue    workqueue.RateLimitingInterface
 	recorder record.EventRecorder
-	clock    Clock
+	clock    clock.PassiveClock
 	// skew records, for each Job created, the seconds from its scheduled
 	// time to its creation; nil records nothing.
 	skew Observer
@@ -80,6 +74,18 @@ type Controller struct {
 	// first; see worker.
 	writesMu sync.Mutex
 	writes   []*statusWrite
+
+	// written holds, by key, the last status write's answer until the
+	// informer shows it; see ownWrite.
+	writtenMu sync.Mutex
+	written   map[string]writtenStatus
+}
+
+// writtenStatus is a CronJob as a status write returned it, and the
+// resourceVersion of the copy it replaced.
+type writtenStatus struct {
+	cj       *batchv1.CronJob
+	replaced string
 }
 
 // statusWrite is the status write that ends a sync: the CronJob's key
@@ -99,9 +105,9 @@ type statusWrite struct {
 // records into skew the seconds from each Job's scheduled time to its
 // creation (the controller-manager's
 // cronjob_controller_job_creation_skew_duration_seconds); skew may be nil.
-func New(client kubernetes.Interface, cronJobs batchinformers.CronJobInformer, jobs batchinformers.JobInformer, recorder record.EventRecorder, clock Clock, skew Observer) (*Controller, error) {
-	if clock == nil {
-		clock = realClock{}
+func New(client kubernetes.Interface, cronJobs batchinformers.CronJobInformer, jobs batchinformers.JobInformer, recorder record.EventRecorder, clk clock.PassiveClock, skew Observer) (*Controller, error) {
+	if clk == nil {
+		clk = clock.RealClock{}
 	}
 	c := &Controller{
 		client:   client,
@@ -110,7 +116,7 @@ func New(client kubernetes.Interface, cronJobs batchinformers.CronJobInformer, j
 		synced:   []cache.InformerSynced{cronJobs.Informer().HasSynced, jobs.Informer().HasSynced},
 		queue:    workqueue.NewNamedRateLimitingQueue(workqueue.DefaultControllerRateLimiter(), "cronjob"),
 		recorder: recorder,
-		clock:    clock,
+		clock:    clk,
 		skew:     skew,
 		local:    time.Local,
 	}
@@ -288,14 +294,17 @@ func (c *Controller) reconcile(ctx context.Context, key string) (*statusWrite, *
 			owned = append(owned, j)
 		}
 	}
+	cached = c.ownWrite(key, cached)
 	cj := statusCopy(cached)
-	// A sync that fails part-way (a Job deleted for Replace, then the new
-	// one refused) still writes what it changed, as kube's does; the
-	// error then requeues the CronJob.
-	requeue, updateStatus, syncErr := c.syncCronJob(ctx, cj, owned)
-	if c.cleanupFinishedJobs(ctx, cj, owned) {
-		updateStatus = true
-	}
+	// The history limits are applied first, as kube's controller does: a
+	// finished Job they delete leaves status.active with SuccessfulDelete
+	// alone, and the sync reports SawCompletedJob only for the finished
+	// Jobs that remain. A sync that fails part-way (a Job deleted for
+	// Replace, then the new one refused) still writes what it changed, as
+	// kube's does; the error then requeues the CronJob.
+	updateStatus := c.cleanupFinishedJobs(ctx, cj, owned)
+	requeue, synced, syncErr := c.syncCronJob(ctx, cj, owned)
+	updateStatus = updateStatus || synced
 	if updateStatus {
 		return &statusWrite{base: cached, desired: cj, requeue: requeue, syncErr: syncErr}, nil, nil
 	}
@@ -328,7 +337,10 @@ func (c *Controller) writeStatus(ctx context.Context, base, desired *batchv1.Cro
 	client := c.client.BatchV1().CronJobs(desired.Namespace)
 	next := desired
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		_, err := client.UpdateStatus(ctx, next, metav1.UpdateOptions{})
+		written, err := client.UpdateStatus(ctx, next, metav1.UpdateOptions{})
+		if err == nil {
+			c.rememberWrite(written, next.ResourceVersion)
+		}
 		if !apierrors.IsConflict(err) {
 			return err
 		}
@@ -346,6 +358,41 @@ func (c *Controller) writeStatus(ctx context.Context, base, desired *batchv1.Cro
 		return nil
 	}
 	return err
+}
+
+// ownWrite returns the CronJob a sync of key starts from: the informer's
+// copy, or the one this controller's last status write returned while the
+// informer still shows the copy that write replaced. Without it a sync
+// that follows its own write closely (a Job's next update queues one at
+// once) would see a finished Job still active and report it again.
+func (c *Controller) ownWrite(key string, cached *batchv1.CronJob) *batchv1.CronJob {
+	c.writtenMu.Lock()
+	defer c.writtenMu.Unlock()
+	w, ok := c.written[key]
+	if !ok {
+		return cached
+	}
+	if w.cj.UID == cached.UID && w.replaced == cached.ResourceVersion {
+		return w.cj
+	}
+	// The informer has caught up (or the CronJob was replaced).
+	delete(c.written, key)
+	return cached
+}
+
+// rememberWrite records the answer of a status write that replaced the
+// version replaced.
+func (c *Controller) rememberWrite(cj *batchv1.CronJob, replaced string) {
+	key, err := cache.MetaNamespaceKeyFunc(cj)
+	if err != nil {
+		return
+	}
+	c.writtenMu.Lock()
+	defer c.writtenMu.Unlock()
+	if c.written == nil {
+		c.written = map[string]writtenStatus{}
+	}
+	c.written[key] = writtenStatus{cj: cj, replaced: replaced}
 }
 
 // carryOver applies to live what a sync changed from base to desired: the
@@ -662,7 +709,9 @@ func (c *Controller) removeOldest(ctx context.Context, cj *batchv1.CronJob, jobs
 	sort.SliceStable(jobs, func(i, k int) bool { return started(jobs[i]).Before(started(jobs[k])) })
 	changed := false
 	for _, j := range jobs[:len(jobs)-limit] {
-		if err := c.deleteJob(ctx, cj, j.Namespace, j.Name); err == nil && inActive(cj, j.UID) {
+		// kube writes the status after each deletion, whether or not the
+		// Job was still listed active.
+		if err := c.deleteJob(ctx, cj, j.Namespace, j.Name); err == nil {
 			removeActive(cj, j.UID)
 			changed = true
 		}

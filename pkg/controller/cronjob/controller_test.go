@@ -20,11 +20,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
 )
-
-type fakeClock struct{ t time.Time }
-
-func (f fakeClock) Now() time.Time { return f.t }
 
 func at(s string) time.Time {
 	t, err := time.Parse(time.RFC3339, s)
@@ -89,13 +86,13 @@ func runAgainst(t *testing.T, cj, live *batchv1.CronJob, now time.Time, jobs ...
 	}
 	client := fake.NewSimpleClientset(objs...)
 	rec := record.NewFakeRecorder(100)
-	c := &Controller{client: client, recorder: rec, clock: fakeClock{now}, local: time.UTC}
+	c := &Controller{client: client, recorder: rec, clock: clocktesting.NewFakePassiveClock(now), local: time.UTC}
 	cj = cj.DeepCopy()
+	c.cleanupFinishedJobs(context.Background(), cj, jobs)
 	requeue, _, err := c.syncCronJob(context.Background(), cj, jobs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.cleanupFinishedJobs(context.Background(), cj, jobs)
 	var r result
 	r.requeue, r.cj = requeue, cj
 	for _, a := range client.Actions() {
@@ -345,7 +342,7 @@ func TestSync_StatusConflictKeepsCreatedJobActive(t *testing.T) {
 			}
 			rec := record.NewFakeRecorder(100)
 			c := &Controller{client: client, cronJobs: batchlisters.NewCronJobLister(cronJobs), jobs: jobs,
-				recorder: rec, clock: fakeClock{second.Add(5 * time.Second)}, local: time.UTC}
+				recorder: rec, clock: clocktesting.NewFakePassiveClock(second.Add(5 * time.Second)), local: time.UTC}
 
 			// Like the controller, go on after an error: it requeues.
 			_, firstErr := c.sync(context.Background(), "ns/cj")
@@ -445,7 +442,7 @@ func TestSync_FailurePartWayStillWritesTheStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Controller{client: client, cronJobs: batchlisters.NewCronJobLister(cronJobs), jobs: jobs,
-		recorder: record.NewFakeRecorder(100), clock: fakeClock{second.Add(5 * time.Second)}, local: time.UTC}
+		recorder: record.NewFakeRecorder(100), clock: clocktesting.NewFakePassiveClock(second.Add(5 * time.Second)), local: time.UTC}
 
 	if _, err := c.sync(context.Background(), "ns/cj"); !apierrors.IsServiceUnavailable(err) {
 		t.Fatalf("sync: %v, want the refused create's error (to requeue)", err)
@@ -483,7 +480,7 @@ func TestSync_ObservesTheCreationSkewOfEachJobCreated(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			skew := &observed{}
 			client := fake.NewSimpleClientset(append([]runtime.Object{cj}, tc.existing...)...)
-			c := &Controller{client: client, recorder: record.NewFakeRecorder(100), clock: fakeClock{tc.now}, skew: skew, local: time.UTC}
+			c := &Controller{client: client, recorder: record.NewFakeRecorder(100), clock: clocktesting.NewFakePassiveClock(tc.now), skew: skew, local: time.UTC}
 			if _, _, err := c.syncCronJob(context.Background(), cj.DeepCopy(), nil); err != nil {
 				t.Fatal(err)
 			}
@@ -537,7 +534,7 @@ func TestSync_FindsItsJobsThroughTheControllerIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Controller{client: client, cronJobs: batchlisters.NewCronJobLister(cronJobs), jobs: jobs,
-		recorder: record.NewFakeRecorder(100), clock: fakeClock{tick.Add(time.Second)}, local: time.UTC}
+		recorder: record.NewFakeRecorder(100), clock: clocktesting.NewFakePassiveClock(tick.Add(time.Second)), local: time.UTC}
 	if _, err := c.sync(context.Background(), "ns/cj"); err != nil {
 		t.Fatal(err)
 	}
@@ -547,5 +544,71 @@ func TestSync_FindsItsJobsThroughTheControllerIndex(t *testing.T) {
 	}
 	if len(list.Items) != 1 {
 		t.Fatalf("%d Jobs, want only the running one", len(list.Items))
+	}
+}
+
+// Each finished Job is reported once, and in kube's order: the history
+// limits go first, so a Job they delete gets SuccessfulDelete alone; a
+// sync that follows the controller's own status write before the
+// informer shows it does not report the Job again.
+func TestSync_ReportsEachCompletedJobOnceInKubesOrder(t *testing.T) {
+	created := at("2026-11-23T10:00:30Z")
+	one := int32(1)
+	cases := []struct {
+		name   string
+		limit  *int32
+		jobs   []string
+		syncs  int
+		events []string
+	}{
+		{name: "a history limit deletes the older of two finished active Jobs", limit: &one, jobs: []string{"done-0", "done-1"}, syncs: 1,
+			events: []string{"SuccessfulDelete", "SawCompletedJob"}},
+		{name: "a second sync before the informer shows the status write", jobs: []string{"done-0"}, syncs: 2,
+			events: []string{"SawCompletedJob"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cached := newCronJob("0 0 1 1 *", created)
+			cached.ResourceVersion = "7"
+			cached.Spec.SuccessfulJobsHistoryLimit = tc.limit
+			objs := []runtime.Object{cached}
+			jobs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{controllerIndex: byControllerUID})
+			for i, name := range tc.jobs {
+				j := ownedJob(name, types.UID(name), created.Add(time.Duration(i)*time.Minute), batchv1.JobComplete)
+				cached.Status.Active = append(cached.Status.Active, jobRef(j))
+				objs = append(objs, j)
+				if err := jobs.Add(j); err != nil {
+					t.Fatal(err)
+				}
+			}
+			client := fake.NewSimpleClientset(objs...)
+			cronJobs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+			if err := cronJobs.Add(cached); err != nil {
+				t.Fatal(err)
+			}
+			rec := record.NewFakeRecorder(100)
+			c := &Controller{client: client, cronJobs: batchlisters.NewCronJobLister(cronJobs), jobs: jobs,
+				recorder: rec, clock: clocktesting.NewFakePassiveClock(created.Add(time.Hour)), local: time.UTC}
+			for i := 0; i < tc.syncs; i++ {
+				if _, err := c.sync(context.Background(), "ns/cj"); err != nil {
+					t.Fatalf("sync %d: %v", i, err)
+				}
+			}
+			close(rec.Events)
+			var events []string
+			for e := range rec.Events {
+				events = append(events, strings.SplitN(e, " ", 3)[1])
+			}
+			if fmt.Sprint(events) != fmt.Sprint(tc.events) {
+				t.Fatalf("events %v, want %v", events, tc.events)
+			}
+			got, err := client.BatchV1().CronJobs("ns").Get(context.Background(), "cj", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Status.Active) != 0 {
+				t.Fatalf("status.active %+v, want none", got.Status.Active)
+			}
+		})
 	}
 }

@@ -17,25 +17,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 )
-
-// settableClock is a clock tests move by hand.
-type settableClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *settableClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *settableClock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
 
 // recordingQueue records the delays of AddAfter.
 type recordingQueue struct {
@@ -60,7 +44,7 @@ func (q *recordingQueue) delay(key string) (time.Duration, bool) {
 
 // dueCronJobs returns a controller over n CronJobs on "* * * * *", all
 // due at now, queued as a tick queues them.
-func dueCronJobs(t *testing.T, n int, clock Clock) (*Controller, *fake.Clientset, *recordingQueue) {
+func dueCronJobs(t *testing.T, n int, clk clock.PassiveClock) (*Controller, *fake.Clientset, *recordingQueue) {
 	t.Helper()
 	created := at("2026-11-23T10:00:30Z")
 	cronJobs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
@@ -78,7 +62,7 @@ func dueCronJobs(t *testing.T, n int, clock Clock) (*Controller, *fake.Clientset
 	client := fake.NewSimpleClientset(objs...)
 	c := &Controller{client: client, cronJobs: batchlisters.NewCronJobLister(cronJobs),
 		jobs:  cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{controllerIndex: byControllerUID}),
-		queue: q, recorder: record.NewFakeRecorder(10 * n), clock: clock, local: time.UTC}
+		queue: q, recorder: record.NewFakeRecorder(10 * n), clock: clk, local: time.UTC}
 	return c, client, q
 }
 
@@ -88,7 +72,7 @@ func dueCronJobs(t *testing.T, n int, clock Clock) (*Controller, *fake.Clientset
 func TestWorker_CreatesEveryDueJobBeforeWritingStatuses(t *testing.T) {
 	const n = 20
 	tick := at("2026-11-23T10:01:00Z")
-	c, client, q := dueCronJobs(t, n, fakeClock{tick.Add(2 * time.Second)})
+	c, client, q := dueCronJobs(t, n, clocktesting.NewFakePassiveClock(tick.Add(2*time.Second)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); c.worker(ctx) }()
@@ -152,7 +136,7 @@ func TestWorker_CreatesEveryDueJobBeforeWritingStatuses(t *testing.T) {
 // start of the sync, not from the write.
 func TestWorker_StatusWriteHoldsTheKeyAndTheNextTickCountsFromTheSync(t *testing.T) {
 	tick := at("2026-11-23T10:01:00Z")
-	clock := &settableClock{t: tick.Add(2 * time.Second)}
+	clock := clocktesting.NewFakePassiveClock(tick.Add(2 * time.Second))
 	c, client, q := dueCronJobs(t, 1, clock)
 	defer q.ShutDown()
 	key, _ := q.Get()
@@ -165,7 +149,7 @@ func TestWorker_StatusWriteHoldsTheKeyAndTheNextTickCountsFromTheSync(t *testing
 	if n := q.Len(); n != 0 {
 		t.Fatalf("queue length %d while the status write waits, want 0", n)
 	}
-	clock.set(tick.Add(7 * time.Second))
+	clock.SetTime(tick.Add(7 * time.Second))
 	w := c.popWrite()
 	requeue, err := c.finishSync(context.Background(), w)
 	c.done(w.key, w.start, requeue, err)
@@ -191,7 +175,7 @@ func TestWorker_StatusWriteHoldsTheKeyAndTheNextTickCountsFromTheSync(t *testing
 func TestRun_SeveralWorkersSyncAndWriteEveryCronJob(t *testing.T) {
 	const n = 50
 	tick := at("2026-11-23T10:01:00Z")
-	c, client, q := dueCronJobs(t, n, fakeClock{tick.Add(time.Second)})
+	c, client, q := dueCronJobs(t, n, clocktesting.NewFakePassiveClock(tick.Add(time.Second)))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for i := 0; i < 5; i++ {
@@ -227,7 +211,7 @@ func TestRun_SeveralWorkersSyncAndWriteEveryCronJob(t *testing.T) {
 // spec: the informer's object is left as it was, status included.
 func TestSync_LeavesTheCachedCronJobUnchanged(t *testing.T) {
 	tick := at("2026-11-23T10:01:00Z")
-	c, client, _ := dueCronJobs(t, 1, fakeClock{tick.Add(time.Second)})
+	c, client, _ := dueCronJobs(t, 1, clocktesting.NewFakePassiveClock(tick.Add(time.Second)))
 	cached, err := c.cronJobs.CronJobs("ns").Get("cj-00")
 	if err != nil {
 		t.Fatal(err)

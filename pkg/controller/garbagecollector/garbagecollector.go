@@ -42,6 +42,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/cronplane/cronplane/pkg/controller/worker"
 )
 
 // ignored are resources the collector never watches: there are many of
@@ -120,12 +122,13 @@ func (c *Collector) Run(ctx context.Context, workers int, resync time.Duration) 
 	if !cache.WaitForNamedCacheSync("garbage collector", ctx.Done(), synced...) {
 		return
 	}
-	for i := 0; i < workers; i++ {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			for c.processNext(ctx) {
-			}
-		}, time.Second)
-	}
+	worker.Loop[item]{
+		Queue: c.queue,
+		Sync:  worker.Plain(c.process),
+		Describe: func(it item) string {
+			return fmt.Sprintf("garbage collecting %s %s/%s", it.Resource, it.Namespace, it.Name)
+		},
+	}.Start(ctx, workers)
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if err := c.watchResources(ctx); err != nil {
 			utilruntime.HandleError(fmt.Errorf("garbage collector: %w", err))
@@ -329,21 +332,6 @@ func hasFinalizer(m metav1.Object, f string) bool {
 // waitingForDependents reports an owner in foreground deletion.
 func waitingForDependents(m metav1.Object) bool {
 	return m.GetDeletionTimestamp() != nil && hasFinalizer(m, metav1.FinalizerDeleteDependents)
-}
-
-func (c *Collector) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.process(ctx, key.(item)); err != nil {
-		utilruntime.HandleError(fmt.Errorf("garbage collecting %s %s/%s: %w", key.(item).Resource, key.(item).Namespace, key.(item).Name, err))
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
 }
 
 func (c *Collector) resource(it item) metadata.ResourceInterface {

@@ -27,7 +27,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	batchinformers "k8s.io/client-go/informers/batch/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -37,6 +36,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/cronplane/cronplane/pkg/controller/worker"
 )
 
 // Indexes this controller adds to the shared pod informer, so that a sync
@@ -340,30 +341,10 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	if !cache.WaitForNamedCacheSync("job", ctx.Done(), c.synced...) {
 		return
 	}
-	for i := 0; i < workers; i++ {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) { c.work(ctx, c.queue, c.sync) }, time.Second)
-	}
-	go wait.UntilWithContext(ctx, func(ctx context.Context) { c.work(ctx, c.orphans, c.syncOrphan) }, time.Second)
+	describe := func(key string) string { return "syncing " + key }
+	worker.Loop[string]{Queue: c.queue, Sync: worker.Plain(c.sync), Describe: describe}.Start(ctx, workers)
+	worker.Loop[string]{Queue: c.orphans, Sync: worker.Plain(c.syncOrphan), Describe: describe}.Start(ctx, 1)
 	<-ctx.Done()
-}
-
-// work processes keys of q until it shuts down; a failed key is retried
-// with backoff.
-func (c *Controller) work(ctx context.Context, q workqueue.RateLimitingInterface, sync func(context.Context, string) error) {
-	for {
-		item, quit := q.Get()
-		if quit {
-			return
-		}
-		key := item.(string)
-		if err := sync(ctx, key); err != nil {
-			utilruntime.HandleError(fmt.Errorf("syncing %s: %w", key, err))
-			q.AddRateLimited(key)
-		} else {
-			q.Forget(key)
-		}
-		q.Done(key)
-	}
 }
 
 // syncOrphan removes the tracking finalizer of a pod no unfinished Job

@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -30,6 +29,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/cronplane/cronplane/pkg/controller/worker"
 )
 
 // conditionTypes are the conditions kube's namespace deleter keeps on a
@@ -92,33 +93,19 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
 		return
 	}
-	for i := 0; i < workers; i++ {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			for c.processNext(ctx) {
+	worker.Loop[string]{
+		Queue: c.queue,
+		Sync: func(ctx context.Context, name string) (time.Duration, error) {
+			remaining, err := c.sync(ctx, name)
+			if remaining {
+				// Objects with finalizers of their own take time to go.
+				return time.Second, err
 			}
-		}, time.Second)
-	}
+			return 0, err
+		},
+		Describe: func(name string) string { return "deleting namespace " + name },
+	}.Start(ctx, workers)
 	<-ctx.Done()
-}
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	remaining, err := c.sync(ctx, key.(string))
-	switch {
-	case err != nil:
-		utilruntime.HandleError(fmt.Errorf("deleting namespace %s: %w", key, err))
-		c.queue.AddRateLimited(key)
-	case remaining:
-		// Objects with finalizers of their own take time to go.
-		c.queue.AddAfter(key, time.Second)
-	default:
-		c.queue.Forget(key)
-	}
-	return true
 }
 
 // sync deletes the content of a terminating namespace; remaining reports

@@ -26,10 +26,32 @@ type Handler struct {
 	Registry *registry.Registry
 }
 
-// groupVersions returns the served group versions, the groups in
-// registration order and each group's versions by kube's version
-// priority (v1 before v1beta1 before v1alpha1, the preferred first), and,
-// per group version, its resources.
+// groupPriorities are the priorities kube's aggregator gives its
+// built-in groups, by which discovery lists them; a group defined at run
+// time has customGroupPriority, and groups of one priority come by name.
+var groupPriorities = map[string]int{
+	"": 18000, "apiregistration.k8s.io": 18000, "apps": 17800, "events.k8s.io": 17750,
+	"authentication.k8s.io": 17700, "authorization.k8s.io": 17600, "autoscaling": 17500, "batch": 17400,
+	"certificates.k8s.io": 17300, "networking.k8s.io": 17200, "policy": 17100, "rbac.authorization.k8s.io": 17000,
+	"storage.k8s.io": 16800, "admissionregistration.k8s.io": 16700, "apiextensions.k8s.io": 16700,
+	"scheduling.k8s.io": 16600, "coordination.k8s.io": 16500, "node.k8s.io": 16300, "discovery.k8s.io": 16200,
+	"flowcontrol.apiserver.k8s.io": 16100,
+}
+
+// customGroupPriority is the priority of a custom resource's group.
+const customGroupPriority = 1000
+
+func groupPriority(group string) int {
+	if p, ok := groupPriorities[group]; ok {
+		return p
+	}
+	return customGroupPriority
+}
+
+// groupVersions returns the served group versions, the groups by kube's
+// group priority and each group's versions by kube's version priority
+// (v1 before v1beta1 before v1alpha1, the preferred first), and, per
+// group version, its resources.
 func (h *Handler) groupVersions() ([]schema.GroupVersion, map[schema.GroupVersion][]*registry.Entry) {
 	var groups []string
 	versions := map[string][]string{}
@@ -44,6 +66,12 @@ func (h *Handler) groupVersions() ([]schema.GroupVersion, map[schema.GroupVersio
 		}
 		byGV[gv] = append(byGV[gv], e)
 	}
+	sort.Slice(groups, func(i, j int) bool {
+		if pi, pj := groupPriority(groups[i]), groupPriority(groups[j]); pi != pj {
+			return pi > pj
+		}
+		return groups[i] < groups[j]
+	})
 	order := make([]schema.GroupVersion, 0, len(byGV))
 	for _, g := range groups {
 		vs := versions[g]

@@ -45,15 +45,19 @@ func TestWithRequestDeadline(t *testing.T) {
 		max         time.Duration
 		query       string
 		longRunning bool
-		handler     func(w http.ResponseWriter, r *http.Request)
-		code        int
-		body        string
-		header      map[string]string
-		terminated  []int
+		// handler reports to the subtest's t: the subtest waits for it
+		// to return, also when the filter has answered without it.
+		handler func(t *testing.T, w http.ResponseWriter, r *http.Request)
+		// refused: the filter answers at once, never calling handler.
+		refused    bool
+		code       int
+		body       string
+		header     map[string]string
+		terminated []int
 	}{
 		{
 			name: "answered in time", max: time.Minute,
-			handler: func(w http.ResponseWriter, r *http.Request) {
+			handler: func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("X-Test", "1")
 				w.WriteHeader(201)
 				fmt.Fprint(w, "done")
@@ -62,12 +66,12 @@ func TestWithRequestDeadline(t *testing.T) {
 		},
 		{
 			name: "headers of a handler that writes nothing", max: time.Minute,
-			handler: func(w http.ResponseWriter, r *http.Request) { w.Header().Set("X-Test", "2") },
+			handler: func(t *testing.T, w http.ResponseWriter, r *http.Request) { w.Header().Set("X-Test", "2") },
 			code:    200, body: "", header: map[string]string{"X-Test": "2"},
 		},
 		{
 			name: "the deadline is on the context", max: time.Minute, query: "?timeout=30s",
-			handler: func(w http.ResponseWriter, r *http.Request) {
+			handler: func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 				d, ok := r.Context().Deadline()
 				if !ok || time.Until(d) > 30*time.Second || time.Until(d) < 25*time.Second {
 					w.WriteHeader(500)
@@ -79,7 +83,7 @@ func TestWithRequestDeadline(t *testing.T) {
 		},
 		{
 			name: "a ?timeout over the maximum is cut to it", max: 2 * time.Second, query: "?timeout=1h",
-			handler: func(w http.ResponseWriter, r *http.Request) {
+			handler: func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 				d, _ := r.Context().Deadline()
 				if time.Until(d) > 2*time.Second {
 					w.WriteHeader(500)
@@ -89,7 +93,7 @@ func TestWithRequestDeadline(t *testing.T) {
 		},
 		{
 			name: "?timeout=0 means the maximum", max: 2 * time.Second, query: "?timeout=0s",
-			handler: func(w http.ResponseWriter, r *http.Request) {
+			handler: func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 				d, ok := r.Context().Deadline()
 				if !ok || time.Until(d) < time.Second {
 					w.WriteHeader(500)
@@ -99,12 +103,13 @@ func TestWithRequestDeadline(t *testing.T) {
 		},
 		{
 			name: "a malformed ?timeout", max: time.Minute, query: "?timeout=abc",
-			handler: func(w http.ResponseWriter, r *http.Request) { t.Error("handler called") },
+			handler: func(t *testing.T, w http.ResponseWriter, r *http.Request) { t.Error("handler called") },
+			refused: true,
 			code:    400, body: `"message":"invalid timeout specified in the request URL - time: invalid duration \"abc\""`,
 		},
 		{
 			name: "timed out: kube's 504", max: 50 * time.Millisecond,
-			handler: func(w http.ResponseWriter, r *http.Request) {
+			handler: func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 				<-r.Context().Done()
 				time.Sleep(20 * time.Millisecond)
 				w.Header().Set("X-Late", "1")
@@ -119,14 +124,14 @@ func TestWithRequestDeadline(t *testing.T) {
 		},
 		{
 			name: "?timeout shorter than the maximum", max: time.Minute, query: "?timeout=50ms",
-			handler: func(w http.ResponseWriter, r *http.Request) {
+			handler: func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 				time.Sleep(200 * time.Millisecond)
 			},
 			code: 504, body: kubeTimeoutBody, terminated: []int{504},
 		},
 		{
 			name: "long-running requests are left alone", max: 10 * time.Millisecond, longRunning: true,
-			handler: func(w http.ResponseWriter, r *http.Request) {
+			handler: func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 				if _, ok := r.Context().Deadline(); ok {
 					t.Error("long-running request with a deadline")
 				}
@@ -138,9 +143,23 @@ func TestWithRequestDeadline(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var term recordTerminations
-			h := WithRequestDeadline(http.HandlerFunc(tc.handler), tc.max, func(*http.Request) bool { return tc.longRunning }, term.record)
+			returned := make(chan struct{})
+			handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				defer close(returned)
+				tc.handler(t, w, r)
+			})
+			h := WithRequestDeadline(handler, tc.max, func(*http.Request) bool { return tc.longRunning }, term.record)
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/namespaces"+tc.query, nil))
+			if !tc.refused {
+				// A handler past the deadline still runs: what it
+				// reports belongs to this subtest.
+				select {
+				case <-returned:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the handler did not return")
+				}
+			}
 			if rec.Code != tc.code {
 				t.Fatalf("code %d, want %d (%s)", rec.Code, tc.code, rec.Body.String())
 			}
@@ -156,9 +175,6 @@ func TestWithRequestDeadline(t *testing.T) {
 					t.Errorf("header %s: %q, want %q", k, got, v)
 				}
 			}
-			// The handler's goroutine may still run: give it time to
-			// report what it saw.
-			time.Sleep(50 * time.Millisecond)
 			if got := term.get(); fmt.Sprint(got) != fmt.Sprint(tc.terminated) {
 				t.Errorf("terminations %v, want %v", got, tc.terminated)
 			}

@@ -192,19 +192,31 @@ func (c *call) bodyKind(apiVersion, kind string, raw []byte) (schema.GroupVersio
 }
 
 // yamlDuplicates reports the duplicate keys of a YAML document, which the
-// conversion to JSON silently resolves.
+// conversion to JSON silently resolves: none, or one yamlDuplicateKeys.
 func yamlDuplicates(data []byte) []error {
 	_, err := yaml.YAMLToJSONStrict(data)
 	if err == nil {
 		return nil
 	}
-	var out []error
+	var keys yamlDuplicateKeys
 	for _, line := range strings.Split(err.Error(), "\n") {
 		if line = strings.TrimSpace(line); strings.Contains(line, "already set in map") {
-			out = append(out, errors.New(line))
+			keys = append(keys, line)
 		}
 	}
-	return out
+	if len(keys) == 0 {
+		return nil
+	}
+	return []error{keys}
+}
+
+// yamlDuplicateKeys are the duplicate keys of a YAML document, one
+// `line N: key "k" already set in map` each. As kube, Strict names them
+// in one error, in the YAML library's words, and Warn warns of each.
+type yamlDuplicateKeys []string
+
+func (d yamlDuplicateKeys) Error() string {
+	return "yaml: unmarshal errors:\n  " + strings.Join(d, "\n  ")
 }
 
 // typeMeta is what a body is first read as to learn its kind: an
@@ -270,10 +282,20 @@ func (c *call) unmarshal(data []byte) (runtime.Object, []error, error) {
 		return nil, nil, err
 	}
 	for _, path := range unknown {
-		strict = append(strict, fmt.Errorf("unknown field %q", path))
+		strict = append(strict, unknownField(path))
 	}
 	return u, strict, nil
 }
+
+// unknownField is a field of an unstructured object its schema does not
+// name, at a path; it reads as the JSON decoder's strict errors read.
+type unknownField string
+
+func (f unknownField) Error() string { return fmt.Sprintf("unknown field %q", string(f)) }
+
+// FieldPath is the field's path, as the JSON decoder's strict errors
+// give theirs.
+func (f unknownField) FieldPath() string { return string(f) }
 
 // unrecognized is kube's 400 for a body that is not an object at all,
 // quoting the start of the body as sent.
@@ -314,6 +336,12 @@ func (c *call) strictErrors(validation string, strict []error) error {
 		return fmt.Errorf("strict decoding error: %s", strings.Join(msgs, ", "))
 	}
 	for _, e := range strict {
+		if keys, ok := e.(yamlDuplicateKeys); ok {
+			for _, k := range keys {
+				warning.Add(c.r.Context(), k)
+			}
+			continue
+		}
 		warning.Add(c.r.Context(), e.Error())
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -214,6 +215,11 @@ func (h *Handler) newCall(w http.ResponseWriter, r *http.Request) (*call, error)
 	switch {
 	case info.Subresource != "":
 		if storage, ok = entry.Subresources[info.Subresource]; !ok || len(info.Parts) > 3 {
+			if _, custom := entry.New().(*unstructured.Unstructured); custom && entry.Namespaced == info.InNamespacePath {
+				// kube's custom resource handler answers for the object,
+				// which has no such subresource, whether it exists or not.
+				return nil, apierrors.NewNotFound(entry.GroupResource(), info.Name)
+			}
 			return nil, h.notFound(info.APIGroup)
 		}
 	case len(info.Parts) > 2:
@@ -290,7 +296,7 @@ func servesPath(s rest.Storage, named, subresource, allNamespaces bool) bool {
 
 func anyOf(verbs []string, want ...string) bool {
 	for _, w := range want {
-		if contains(verbs, w) {
+		if slices.Contains(verbs, w) {
 			return true
 		}
 	}
@@ -331,7 +337,6 @@ func (c *call) watchList() bool {
 	return c.h.FeatureGates != nil && c.h.FeatureGates.Enabled(featuregate.WatchList)
 }
 
-// protobufCapable reports whether a resource's objects have a protobuf form.
 // notAcceptableFor is the 406 of a request for none of the representations
 // a resource has. A resource without a Go type (a custom resource, on
 // every path, its scale too) is answered as kube's custom resource
@@ -345,6 +350,7 @@ func notAcceptableFor(res *rest.Resource, opts negotiation.Options) error {
 	return responsewriters.ErrNotAcceptable(negotiation.NotAcceptableMessage(opts))
 }
 
+// protobufCapable reports whether a resource's objects have a protobuf form.
 func protobufCapable(res *rest.Resource) bool {
 	_, ok := res.New().(codec.ProtoMessage)
 	return ok

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
+	"sort"
 	"time"
 
 	jsonpatch "github.com/evanphx/json-patch"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/structured-merge-diff/v4/typed"
 	"sigs.k8s.io/yaml"
 
 	"github.com/cronplane/cronplane/pkg/apply"
@@ -57,14 +59,14 @@ func errPatchMediaType() error {
 // result goes through the same checks as a PUT.
 func (c *call) patch(p rest.Patcher) (int, runtime.Object, error) {
 	mt, _, err := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
-	if err != nil || !contains(patchTypes, mt) {
+	if err != nil || !slices.Contains(patchTypes, mt) {
 		return 0, nil, errPatchMediaType()
 	}
 	pt := types.PatchType(mt)
-	if _, unstructuredType := c.entry.New().(*unstructured.Unstructured); unstructuredType && pt == types.StrategicMergePatchType {
-		// Strategic merge needs Go struct tags; kube names what it takes,
-		// for a custom resource's subresources (its Scale) too.
-		return 0, nil, errUnsupportedMediaType(string(types.JSONPatchType), string(types.MergePatchType), string(types.ApplyPatchType))
+	if served := c.entry.PatchTypes(); !slices.Contains(served, mt) {
+		// kube names what the resource takes, for a custom resource's
+		// subresources (its Scale) too.
+		return 0, nil, errUnsupportedMediaType(served...)
 	}
 	opts, err := patchOptions(c.query, pt)
 	if err != nil {
@@ -283,7 +285,9 @@ func (c *call) patchStrictErrors(validation string, strict []error) error {
 // applyConfiguration reads an apply body (YAML or JSON) into the fields it
 // sets, checked against the type: the body must be an object of the
 // resource's kind and version; wrong types are a 400; unknown fields are
-// reported per fieldValidation and left out of its Fields.
+// reported per fieldValidation (under Strict in kube's field manager's
+// words) and left out of its Fields; duplicate keys are reported as kube
+// reports them in an apply.
 func (c *call) applyConfiguration(body []byte, validation string) (apply.Configuration, error) {
 	var none apply.Configuration
 	raw, data, duplicates, err := applyBody(body)
@@ -301,7 +305,20 @@ func (c *call) applyConfiguration(body []byte, validation string) (apply.Configu
 			return none, apierrors.NewBadRequest("metadata.managedFields must be nil")
 		}
 	}
-	obj, err := c.decodeJSON(data, body, validation, duplicates...)
+	if validation == metav1.FieldValidationStrict {
+		// kube's field manager names the fields its type does not
+		// declare before anything else reads the body.
+		if _, unknown, err := c.unmarshal(data); err == nil && len(unknown) > 0 {
+			return none, apierrors.NewBadRequest(fmt.Sprintf("failed to create typed patch object (%s; %s): %v", sentName(raw), c.res.GroupVersionKind, undeclared(unknown)))
+		}
+		if len(duplicates) > 0 {
+			return none, apierrors.NewBadRequest(fmt.Sprintf("error strict decoding YAML: error converting YAML to JSON: %v", duplicates[0]))
+		}
+	}
+	if err := c.strictErrors(validation, duplicates); err != nil {
+		return none, err
+	}
+	obj, err := c.decodeJSON(data, body, validation)
 	if err != nil {
 		return none, err
 	}
@@ -315,6 +332,31 @@ func (c *call) applyConfiguration(body []byte, validation string) (apply.Configu
 	}
 	fields, _ := intersect(raw, typedMap).(map[string]interface{})
 	return apply.Configuration{Fields: fields, Sent: raw}, nil
+}
+
+// undeclared words the unknown fields an apply sets as kube's field
+// manager does: ".spec.x: field not declared in schema", several one per
+// line after "errors:", by path (the field manager's order follows map
+// iteration). The field manager names list items by their keys, the
+// decoder by their index.
+func undeclared(unknown []error) error {
+	var errs typed.ValidationErrors
+	for _, e := range unknown {
+		if f, ok := e.(interface{ FieldPath() string }); ok {
+			errs = append(errs, typed.ValidationError{Path: "." + f.FieldPath(), ErrorMessage: "field not declared in schema"})
+		}
+	}
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Path < errs[j].Path })
+	return errs
+}
+
+// sentName is the namespace and name an apply configuration gives, as
+// kube names it in errors ("ns/name", "/name" without a namespace).
+func sentName(raw map[string]interface{}) string {
+	md, _ := raw["metadata"].(map[string]interface{})
+	ns, _ := md["namespace"].(string)
+	name, _ := md["name"].(string)
+	return ns + "/" + name
 }
 
 // applyBody reads an apply configuration, YAML or JSON: as a map, as the
@@ -383,13 +425,4 @@ func intersect(raw, typed interface{}) interface{} {
 		return out
 	}
 	return typed
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -181,9 +181,6 @@ func match(r mediaRange, opts Options) (Format, bool) {
 		}
 		f.MediaType = YAML
 	case Protobuf:
-		if !opts.Protobuf {
-			return f, false
-		}
 		f.MediaType = Protobuf
 	default:
 		return f, false
@@ -191,6 +188,11 @@ func match(r mediaRange, opts Options) (Format, bool) {
 	as, hasAs := r.params["as"]
 	_, hasGroup := r.params["g"]
 	_, hasVersion := r.params["v"]
+	// A type without a protobuf form still has its metadata in protobuf,
+	// as PartialObjectMetadata, as kube serves a custom resource's.
+	if f.MediaType == Protobuf && !opts.Protobuf && as != AsPartialObjectMetadata && as != AsPartialObjectMetadataList {
+		return f, false
+	}
 	if !hasAs {
 		// A group or version asks for a conversion of no kind, which kube
 		// refuses; parameters it does not know (foo=bar) it ignores.

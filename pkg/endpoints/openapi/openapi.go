@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	openapi_v3 "github.com/google/gnostic-models/openapiv3"
 	"google.golang.org/protobuf/proto"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cronplane/cronplane/pkg/endpoints/negotiation"
@@ -162,15 +164,16 @@ var (
 )
 
 func addPaths(paths map[string]interface{}, res *registry.Entry, s *schemas, objName, listName string) {
+	media := mediaOf(res)
 	gvk := gvkExtension(res.GroupVersionKind)
 	base := "/" + gvPath(res.GroupVersion())
 	collection := base + "/" + res.Plural
 	verbs := registry.Verbs(res.Storage)
 	pathParams := []map[string]interface{}{}
 	if res.Namespaced {
-		if contains(verbs, "list") {
+		if slices.Contains(verbs, "list") {
 			paths[collection] = map[string]interface{}{
-				"get": op(res.Kind, s, "list", gvk, listName, listParams),
+				"get": op(res.Kind, s, "list", gvk, listName, listParams, media),
 			}
 		}
 		collection = base + "/namespaces/{namespace}/" + res.Plural
@@ -180,11 +183,11 @@ func addPaths(paths map[string]interface{}, res *registry.Entry, s *schemas, obj
 	for _, verb := range verbs {
 		switch verb {
 		case "list":
-			coll["get"] = op(res.Kind, s, "list", gvk, listName, listParams)
+			coll["get"] = op(res.Kind, s, "list", gvk, listName, listParams, media)
 		case "create":
-			coll["post"] = op(res.Kind, s, "post", gvk, objName, writeParams)
+			coll["post"] = op(res.Kind, s, "post", gvk, objName, writeParams, media)
 		case "deletecollection":
-			coll["delete"] = op(res.Kind, s, "deletecollection", gvk, "io.k8s.apimachinery.pkg.apis.meta.v1.Status", append(listParams, writeParams[0]))
+			coll["delete"] = op(res.Kind, s, "deletecollection", gvk, "io.k8s.apimachinery.pkg.apis.meta.v1.Status", append(listParams, writeParams[0]), media)
 		}
 	}
 	addPath(paths, collection, coll, s.params(append(append([]map[string]interface{}{}, pathParams...), prettyParam)))
@@ -193,13 +196,13 @@ func addPaths(paths map[string]interface{}, res *registry.Entry, s *schemas, obj
 	for _, verb := range verbs {
 		switch verb {
 		case "get":
-			item["get"] = op(res.Kind, s, "get", gvk, objName, nil)
+			item["get"] = op(res.Kind, s, "get", gvk, objName, nil, media)
 		case "update":
-			item["put"] = op(res.Kind, s, "put", gvk, objName, writeParams)
+			item["put"] = op(res.Kind, s, "put", gvk, objName, writeParams, media)
 		case "patch":
-			item["patch"] = op(res.Kind, s, "patch", gvk, objName, append(append([]map[string]interface{}{}, writeParams...), forceParam))
+			item["patch"] = op(res.Kind, s, "patch", gvk, objName, append(append([]map[string]interface{}{}, writeParams...), forceParam), media)
 		case "delete":
-			item["delete"] = op(res.Kind, s, "delete", gvk, "io.k8s.apimachinery.pkg.apis.meta.v1.Status", writeParams[:1])
+			item["delete"] = op(res.Kind, s, "delete", gvk, "io.k8s.apimachinery.pkg.apis.meta.v1.Status", writeParams[:1], media)
 		}
 	}
 	addPath(paths, collection+"/{name}", item, itemParams)
@@ -213,13 +216,13 @@ func addPaths(paths map[string]interface{}, res *registry.Entry, s *schemas, obj
 		for _, verb := range registry.Verbs(storage) {
 			switch verb {
 			case "get":
-				ops["get"] = op(kind, s, "get", subGVK, subName, nil)
+				ops["get"] = op(kind, s, "get", subGVK, subName, nil, media)
 			case "update":
-				ops["put"] = op(kind, s, "put", subGVK, subName, writeParams)
+				ops["put"] = op(kind, s, "put", subGVK, subName, writeParams, media)
 			case "patch":
-				ops["patch"] = op(kind, s, "patch", subGVK, subName, append(append([]map[string]interface{}{}, writeParams...), forceParam))
+				ops["patch"] = op(kind, s, "patch", subGVK, subName, append(append([]map[string]interface{}{}, writeParams...), forceParam), media)
 			case "create":
-				ops["post"] = op(kind, s, "post", subGVK, subName, writeParams)
+				ops["post"] = op(kind, s, "post", subGVK, subName, writeParams, media)
 			}
 		}
 		addPath(paths, collection+"/{name}/"+sub, ops, itemParams)
@@ -235,18 +238,34 @@ func addPath(paths map[string]interface{}, path string, ops map[string]interface
 	paths[path] = ops
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
+// mediaTypes are the content types of a resource's operations.
+type mediaTypes struct {
+	// answers are those of responses and of the bodies of creates and
+	// updates.
+	answers []string
+	// takes, when set, is what v2 says every operation but a patch
+	// consumes.
+	takes []string
+	// patches are the patch types taken: kubectl's client-side apply
+	// sends a strategic merge patch where they include it.
+	patches []string
+}
+
+// mediaOf returns the content types of res's operations as kube lists
+// them: a custom resource (and its subresources with it) is served
+// without protobuf, and v2 says what its operations consume.
+func mediaOf(res *registry.Entry) mediaTypes {
+	m := mediaTypes{answers: []string{"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}, patches: res.PatchTypes()}
+	if _, custom := res.New().(*unstructured.Unstructured); custom {
+		m.answers = m.answers[:2]
+		m.takes = m.answers
 	}
-	return false
+	return m
 }
 
 // op is one operation; v2 and v3 differ in how bodies and responses name
 // their schemas.
-func op(kind string, s *schemas, action string, gvk map[string]string, schemaName string, params []map[string]interface{}) map[string]interface{} {
+func op(kind string, s *schemas, action string, gvk map[string]string, schemaName string, params []map[string]interface{}, mt mediaTypes) map[string]interface{} {
 	ref := Schema{"$ref": s.refPrefix + schemaName}
 	o := map[string]interface{}{
 		"operationId":                     action + kind,
@@ -254,7 +273,7 @@ func op(kind string, s *schemas, action string, gvk map[string]string, schemaNam
 		"x-kubernetes-group-version-kind": gvk,
 		"parameters":                      s.params(params),
 	}
-	media := []string{"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}
+	media := mt.answers
 	if s.v3 {
 		content := map[string]interface{}{}
 		for _, m := range media {
@@ -264,7 +283,7 @@ func op(kind string, s *schemas, action string, gvk map[string]string, schemaNam
 		if action == "post" || action == "put" || action == "patch" {
 			bodyTypes := media
 			if action == "patch" {
-				bodyTypes = []string{"application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"}
+				bodyTypes = mt.patches
 			}
 			body := map[string]interface{}{}
 			for _, m := range bodyTypes {
@@ -278,8 +297,11 @@ func op(kind string, s *schemas, action string, gvk map[string]string, schemaNam
 		if action == "post" || action == "put" || action == "patch" {
 			o["parameters"] = append(s.params(params), map[string]interface{}{"name": "body", "in": "body", "required": true, "schema": ref})
 		}
-		if action == "patch" {
-			o["consumes"] = []string{"application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"}
+		switch {
+		case action == "patch":
+			o["consumes"] = mt.patches
+		case mt.takes != nil:
+			o["consumes"] = mt.takes
 		}
 	}
 	return o

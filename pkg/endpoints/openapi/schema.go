@@ -9,6 +9,7 @@ package openapi
 
 import (
 	"reflect"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -188,7 +189,7 @@ func (s *schemas) render(sch *cronschema.Schema, custom bool) Schema {
 		props["metadata"] = s.render(&cronschema.Schema{Ref: cronschema.ObjectMetaDefinition, Description: embeddedMetadataDescription}, false)
 		required = append([]string(nil), required...)
 		for _, r := range []string{"kind", "apiVersion"} {
-			if !containsString(required, r) {
+			if !slices.Contains(required, r) {
 				required = append(required, r)
 			}
 		}
@@ -250,15 +251,6 @@ func deref[T any](p *T) interface{} {
 		return nil
 	}
 	return *p
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // validations renders x-kubernetes-validations as kube publishes them:

@@ -7,6 +7,7 @@
 package apiextensions
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -61,11 +62,14 @@ func Resource(schemaCheck SchemaCheck, optionalOldSelf bool) *generic.Resource {
 		Codec:           storageCodec{},
 		Strategy:        Strategy{SchemaCheck: schemaCheck, OptionalOldSelf: optionalOldSelf},
 		Subresources:    map[string]generic.Strategy{"status": statusStrategy{}},
+
+		UpdatesNeedResourceVersion: true,
 	}
 }
 
 // SetDefaults fills in what kube's defaulting does for a definition: the
-// None conversion, the singular and list kind from the plural and kind.
+// None conversion, the singular and list kind from the plural and kind;
+// and it drops the null keywords of its schemas, as kube's decoding does.
 func SetDefaults(crd *apiextensionsv1.CustomResourceDefinition) {
 	if crd.Spec.Conversion == nil {
 		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
@@ -79,6 +83,11 @@ func SetDefaults(crd *apiextensionsv1.CustomResourceDefinition) {
 	}
 	if crd.Status.StoredVersions == nil {
 		crd.Status.StoredVersions = []string{}
+	}
+	for _, v := range crd.Spec.Versions {
+		if v.Schema != nil {
+			dropNullKeywords(v.Schema.OpenAPIV3Schema)
+		}
 	}
 }
 
@@ -126,7 +135,7 @@ func (s Strategy) PrepareForUpdate(obj, old runtime.Object) {
 		dropOptionalOldSelf(crd)
 	}
 	// A new storage version is recorded as stored from now on.
-	if v := crd.Spec.StorageVersion(); v != "" && !contains(crd.Status.StoredVersions, v) {
+	if v := crd.Spec.StorageVersion(); v != "" && !slices.Contains(crd.Status.StoredVersions, v) {
 		crd.Status.StoredVersions = append(crd.Status.StoredVersions, v)
 	}
 }
@@ -147,7 +156,7 @@ func (Strategy) PrepareForDelete(obj runtime.Object) bool {
 	if crd.DeletionTimestamp != nil {
 		return false
 	}
-	if !contains(crd.Finalizers, apiextensionsv1.CleanupFinalizer) {
+	if !slices.Contains(crd.Finalizers, apiextensionsv1.CleanupFinalizer) {
 		crd.Finalizers = append(crd.Finalizers, apiextensionsv1.CleanupFinalizer)
 	}
 	crd.Status.SetCondition(apiextensionsv1.CustomResourceDefinitionCondition{
@@ -166,15 +175,6 @@ type statusStrategy struct{ generic.StatusStrategy }
 func (statusStrategy) ValidateUpdate(obj, _ runtime.Object) field.ErrorList {
 	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
 	return validateNames(&crd.Status.AcceptedNames, field.NewPath("status", "acceptedNames"))
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // optionalOldSelf is a rule's field behind kube's CRDValidationRatcheting

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -79,11 +81,13 @@ func sharedOf(versions []apiextensionsv1.CustomResourceDefinitionVersion) shared
 		return shared{}
 	}
 	sh := shared{true, true, true}
+	// Semantic: empty and nil lists and maps are alike, as kube compares
+	// the versions' parts.
 	first := versions[0]
 	for _, v := range versions[1:] {
-		sh.schema = sh.schema && semanticEqual(v.Schema, first.Schema)
-		sh.subresources = sh.subresources && semanticEqual(v.Subresources, first.Subresources)
-		sh.columns = sh.columns && semanticEqual(v.AdditionalPrinterColumns, first.AdditionalPrinterColumns)
+		sh.schema = sh.schema && equality.Semantic.DeepEqual(v.Schema, first.Schema)
+		sh.subresources = sh.subresources && equality.Semantic.DeepEqual(v.Subresources, first.Subresources)
+		sh.columns = sh.columns && equality.Semantic.DeepEqual(v.AdditionalPrinterColumns, first.AdditionalPrinterColumns)
 	}
 	return sh
 }
@@ -367,7 +371,7 @@ func validateStatusRoot(schema map[string]interface{}, path *field.Path) field.E
 			}
 			continue
 		}
-		if !containsString(allowedAtStatusRoot, f.name) {
+		if !slices.Contains(allowedAtStatusRoot, f.name) {
 			return field.ErrorList{field.Invalid(path, internalSchema(schema),
 				fmt.Sprintf("only %v fields are allowed at the root of the schema if the status subresource is enabled", allowedAtStatusRoot))}
 		}
@@ -460,7 +464,7 @@ func validateStoredVersions(stored []string, versions []apiextensionsv1.CustomRe
 	declared := map[string]bool{}
 	for _, v := range versions {
 		declared[v.Name] = true
-		if v.Storage && !contains(stored, v.Name) {
+		if v.Storage && !slices.Contains(stored, v.Name) {
 			errs = append(errs, field.Invalid(path, stored, "must have the storage version "+v.Name))
 		}
 	}
@@ -486,7 +490,7 @@ func hasKnownReviewVersionOrNone(versions []string) bool {
 		return true
 	}
 	for _, v := range versions {
-		if contains(acceptedReviewVersions, v) {
+		if slices.Contains(acceptedReviewVersions, v) {
 			return true
 		}
 	}
@@ -551,7 +555,7 @@ func validateConversion(c *apiextensionsv1.CustomResourceConversion, requireKnow
 		for _, msg := range validation.IsDNS1035Label(v) {
 			errs = append(errs, field.Invalid(rvPath.Index(i), v, msg))
 		}
-		known = known || contains(acceptedReviewVersions, v)
+		known = known || slices.Contains(acceptedReviewVersions, v)
 	}
 	if requireKnownReview && !known {
 		errs = append(errs, field.Invalid(rvPath, reviewVersions, "must include at least one of "+strings.Join(acceptedReviewVersions, ", ")))
@@ -683,10 +687,10 @@ func validateColumn(c *apiextensionsv1.CustomResourceColumnDefinition, path *fie
 	types := strings.Join(printerColumnTypes, ",")
 	if c.Type == "" {
 		errs = append(errs, field.Required(path.Child("type"), fmt.Sprintf("must be one of %s", types)))
-	} else if !containsString(printerColumnTypes, c.Type) {
+	} else if !slices.Contains(printerColumnTypes, c.Type) {
 		errs = append(errs, field.Invalid(path.Child("type"), c.Type, fmt.Sprintf("must be one of %s", types)))
 	}
-	if c.Format != "" && !containsString(printerColumnFormats, c.Format) {
+	if c.Format != "" && !slices.Contains(printerColumnFormats, c.Format) {
 		errs = append(errs, field.Invalid(path.Child("format"), c.Format, fmt.Sprintf("must be one of %s", strings.Join(printerColumnFormats, ","))))
 	}
 	if c.JSONPath == "" {
@@ -754,64 +758,4 @@ func validateAPIApproval(crd, old *apiextensionsv1.CustomResourceDefinition) fie
 		return field.ErrorList{field.Invalid(path, crd.Annotations[KubeAPIApprovedAnnotation], reason)}
 	}
 	return nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// semanticEqual is reflect.DeepEqual but for empty and nil lists and
-// maps, which are alike, as kube compares the versions' parts.
-func semanticEqual(a, b interface{}) bool {
-	return equalValues(reflect.ValueOf(a), reflect.ValueOf(b))
-}
-
-func equalValues(a, b reflect.Value) bool {
-	if !a.IsValid() || !b.IsValid() {
-		return a.IsValid() == b.IsValid()
-	}
-	if a.Type() != b.Type() {
-		return false
-	}
-	switch a.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		if a.IsNil() || b.IsNil() {
-			return a.IsNil() == b.IsNil()
-		}
-		return equalValues(a.Elem(), b.Elem())
-	case reflect.Slice:
-		if a.Len() != b.Len() {
-			return false
-		}
-		for i := 0; i < a.Len(); i++ {
-			if !equalValues(a.Index(i), b.Index(i)) {
-				return false
-			}
-		}
-		return true
-	case reflect.Map:
-		if a.Len() != b.Len() {
-			return false
-		}
-		for _, k := range a.MapKeys() {
-			bv := b.MapIndex(k)
-			if !bv.IsValid() || !equalValues(a.MapIndex(k), bv) {
-				return false
-			}
-		}
-		return true
-	case reflect.Struct:
-		for i := 0; i < a.NumField(); i++ {
-			if !equalValues(a.Field(i), b.Field(i)) {
-				return false
-			}
-		}
-		return true
-	}
-	return a.Interface() == b.Interface()
 }

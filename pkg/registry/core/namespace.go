@@ -1,5 +1,6 @@
 // Package core registers the resources of the core (legacy) group, served
-// under /api/v1: namespaces and events.
+// under /api/v1: namespaces, events, configmaps, secrets and
+// serviceaccounts (with their token subresource).
 package core
 
 import (

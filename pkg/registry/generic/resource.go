@@ -112,6 +112,12 @@ type Resource struct {
 	// selectable field's name.
 	FieldLabels func(label string) (string, error)
 
+	// UpdatesNeedResourceVersion makes an update that names no
+	// resourceVersion (or "0") invalid, through every endpoint, as kube
+	// has it for custom resources and their definitions; otherwise such
+	// an update is unconditional.
+	UpdatesNeedResourceVersion bool
+
 	// NameValidation checks metadata.name; nil means a DNS subdomain.
 	NameValidation apivalidation.ValidateNameFunc
 	// ReturnDeletedObject makes a delete answer with the deleted object

@@ -10,6 +10,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/cronplane/cronplane/pkg/registry/rest"
@@ -121,7 +122,16 @@ func (s *Store) beforeUpdate(ctx context.Context, namespace string, obj, old run
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	if rv := m.GetResourceVersion(); rv != "" && rv != om.GetResourceVersion() {
+	// As kube, "0" names no version: the update is unconditional, where
+	// the resource allows that.
+	switch rv := m.GetResourceVersion(); {
+	case rv == "" || rv == "0":
+		if s.Resource.UpdatesNeedResourceVersion {
+			gr := s.Resource.GroupResource()
+			return apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: gr.Resource}, m.GetName(), field.ErrorList{
+				field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update")})
+		}
+	case rv != om.GetResourceVersion():
 		return apierrors.NewConflict(s.Resource.GroupResource(), m.GetName(), errors.New(OptimisticLockErrorMsg))
 	}
 	if err := s.ensureNamespace(namespace, m); err != nil {

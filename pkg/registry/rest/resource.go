@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	cronschema "github.com/cronplane/cronplane/pkg/schema"
@@ -106,10 +107,23 @@ func (r *Resource) Complete() {
 		return
 	}
 	if _, ok := r.NewList().(*unstructured.UnstructuredList); ok {
-		r.ListSchema = cronschema.ListOf(r.Schema, cronschema.KindDefinitionName(r.ListGVK()))
+		r.ListSchema = cronschema.ListOf(r.Schema, cronschema.KindDefinitionName(r.ListGVK()), r.Kind, r.Plural)
 	} else {
 		r.ListSchema = cronschema.FromGoType(r.NewList())
 	}
+}
+
+// PatchTypes are the PATCH content types the resource takes, in the order
+// kube lists them (its OpenAPI documents, its 415). A strategic merge
+// needs a Go type's field tags, so a resource without one (a custom
+// resource, and its subresources with it) takes the other three, and its
+// documents must not offer it: kubectl sends the strategic form wherever
+// they do.
+func (r *Resource) PatchTypes() []string {
+	if _, unstructuredType := r.New().(*unstructured.Unstructured); unstructuredType {
+		return []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.ApplyPatchType)}
+	}
+	return []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType), string(types.ApplyPatchType)}
 }
 
 // GroupResource names the resource as errors do ("cronjobs.batch").

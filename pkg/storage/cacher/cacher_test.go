@@ -2,9 +2,7 @@ package cacher_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/cronplane/cronplane/pkg/etcdserver"
+	"github.com/cronplane/cronplane/pkg/etcdserver/etcdtest"
 	"github.com/cronplane/cronplane/pkg/storage"
 	"github.com/cronplane/cronplane/pkg/storage/cacher"
 	"github.com/cronplane/cronplane/pkg/storage/etcd3"
@@ -24,23 +23,7 @@ import (
 
 var etcd *etcdserver.Server
 
-func TestMain(m *testing.M) {
-	// make test-short leaves out what needs an etcd.
-	flag.Parse()
-	if testing.Short() {
-		fmt.Println("skipped in -short mode: these tests run an embedded etcd")
-		os.Exit(0)
-	}
-	var stop func()
-	var err error
-	if etcd, stop, err = etcdserver.StartTemp(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { etcdtest.Main(m, etcdtest.StartEtcd(&etcd)) }
 
 func newCache(t *testing.T, cfg cacher.Config) storagetest.Backend {
 	return storagetest.EtcdBackend(t, etcd.Client(), func(s *etcd3.Store, prefix string) storage.Interface {

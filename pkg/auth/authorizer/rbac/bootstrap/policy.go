@@ -1,8 +1,10 @@
 // Package bootstrap owns the default RBAC policy the apiserver keeps in
 // place: kube's bootstrap ClusterRoles and ClusterRoleBindings (cluster-
 // admin, admin, edit, view, the system: roles for discovery, basic users,
-// public information, auth delegation, service-account issuer discovery,
-// the controller-manager and each of its controllers), written for the resources cronplane serves, and their
+// public information, delegated authentication and authorization, service
+// account issuer discovery, DNS and aggregation, the controller-manager
+// and each of its controllers), written for the resources cronplane
+// serves, and their
 // reconciliation at every start: missing objects are created, and
 // existing ones gain what they lack unless annotated
 // rbac.authorization.kubernetes.io/autoupdate=false.
@@ -59,6 +61,10 @@ var Controllers = map[string][]rbacv1.PolicyRule{
 		rule("").resources("namespaces/finalize", "namespaces/status").verbs("update"),
 		rule("*").resources("*").verbs("delete", "deletecollection", "get", "list"),
 	},
+	"root-ca-cert-publisher": {
+		rule("").resources("configmaps").verbs("create", "update"),
+		eventsRule,
+	},
 	"service-account-controller": {
 		rule("").resources("serviceaccounts").verbs("create"),
 		eventsRule,
@@ -95,31 +101,31 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 		clusterRole("system:aggregate-to-edit", map[string]string{aggregateToEdit: "true"},
 			rule("").resources("secrets").verbs(readVerbs...),
 			rule("").resources("serviceaccounts").verbs("impersonate"),
-			rule("").resources("configmaps", "events", "secrets", "serviceaccounts").verbs(writeVerbs...),
+			rule("").resources("configmaps", "events", "secrets", "serviceaccounts", "services").verbs(writeVerbs...),
 			rule("").resources("serviceaccounts/token").verbs("create"),
 			rule("batch").resources("cronjobs", "jobs").verbs(writeVerbs...),
 			rule("coordination.k8s.io").resources("leases").verbs(allVerbs...)),
 		clusterRole("system:aggregate-to-view", map[string]string{aggregateToView: "true"},
-			rule("").resources("configmaps", "serviceaccounts").verbs(readVerbs...),
+			rule("").resources("configmaps", "endpoints", "serviceaccounts", "services", "services/status").verbs(readVerbs...),
 			rule("").resources("events", "namespaces/status").verbs(readVerbs...),
 			rule("").resources("namespaces").verbs(readVerbs...),
 			rule("batch").resources("cronjobs", "cronjobs/status", "jobs", "jobs/status").verbs(readVerbs...)),
+		clusterRole("system:auth-delegator", nil,
+			rule("authentication.k8s.io").resources("tokenreviews").verbs("create"),
+			rule("authorization.k8s.io").resources("subjectaccessreviews").verbs("create")),
 		clusterRole("system:basic-user", nil,
 			rule("authorization.k8s.io").resources("selfsubjectaccessreviews", "selfsubjectrulesreviews").verbs("create"),
 			rule("authentication.k8s.io").resources("selfsubjectreviews").verbs("create")),
 		clusterRole("system:discovery", nil,
 			rbacv1.PolicyRule{NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"}, Verbs: []string{"get"}}),
+		clusterRole("system:kube-aggregator", nil,
+			rule("").resources("endpoints", "services").verbs(readVerbs...)),
+		clusterRole("system:kube-dns", nil,
+			rule("").resources("endpoints", "services").verbs("list", "watch")),
 		clusterRole("system:monitoring", nil,
 			rbacv1.PolicyRule{NonResourceURLs: []string{"/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis", "/readyz", "/readyz/*"}, Verbs: []string{"get"}}),
 		clusterRole("system:public-info-viewer", nil,
 			rbacv1.PolicyRule{NonResourceURLs: []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}, Verbs: []string{"get"}}),
-		// What a server that delegates its authentication and
-		// authorization to the apiserver needs (bound by its operator).
-		clusterRole("system:auth-delegator", nil,
-			rule("authentication.k8s.io").resources("tokenreviews").verbs("create"),
-			rule("authorization.k8s.io").resources("subjectaccessreviews").verbs("create")),
-		// The service-account issuer's discovery documents, bound to
-		// every service account.
 		clusterRole("system:service-account-issuer-discovery", nil,
 			rbacv1.PolicyRule{NonResourceURLs: []string{"/.well-known/openid-configuration", "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/"}, Verbs: []string{"get"}}),
 		clusterRole(ControllerManagerUser, nil,
@@ -150,6 +156,7 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		binding("cluster-admin", group(user.SystemPrivileged)),
 		binding("system:basic-user", group(user.AllAuthenticated)),
 		binding("system:discovery", group(user.AllAuthenticated)),
+		binding("system:kube-dns", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "kube-dns", Namespace: "kube-system"}),
 		binding("system:monitoring", group("system:monitoring")),
 		binding("system:public-info-viewer", group(user.AllAuthenticated), group(user.AllUnauthenticated)),
 		binding("system:service-account-issuer-discovery", group(serviceaccount.AllServiceAccountsGroup)),
@@ -163,7 +170,7 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 }
 
 func controllerNames() []string {
-	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "generic-garbage-collector", "job-controller", "namespace-controller", "service-account-controller", "ttl-after-finished-controller"}
+	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "generic-garbage-collector", "job-controller", "namespace-controller", "root-ca-cert-publisher", "service-account-controller", "ttl-after-finished-controller"}
 }
 
 func meta(name string, labels map[string]string) metav1.ObjectMeta {

@@ -1,0 +1,86 @@
+package apiserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The bootstrap roles of the resources cronplane serves have kube's rules,
+// as kube-apiserver v1.29 answers them (the aggregated view and edit roles
+// are checked on their services and endpoints rules).
+func TestBootstrapPolicy_RolesAndBindingsAsKube(t *testing.T) {
+	ctx := context.Background()
+	roles := []struct{ name, rules string }{
+		{"system:auth-delegator", `[{"verbs":["create"],"apiGroups":["authentication.k8s.io"],"resources":["tokenreviews"]},{"verbs":["create"],"apiGroups":["authorization.k8s.io"],"resources":["subjectaccessreviews"]}]`},
+		{"system:service-account-issuer-discovery", `[{"verbs":["get"],"nonResourceURLs":["/.well-known/openid-configuration","/.well-known/openid-configuration/","/openid/v1/jwks","/openid/v1/jwks/"]}]`},
+		{"system:kube-dns", `[{"verbs":["list","watch"],"apiGroups":[""],"resources":["endpoints","services"]}]`},
+		{"system:kube-aggregator", `[{"verbs":["get","list","watch"],"apiGroups":[""],"resources":["endpoints","services"]}]`},
+		{"system:controller:ttl-after-finished-controller", `[{"verbs":["delete","get","list","watch"],"apiGroups":["batch"],"resources":["jobs"]},{"verbs":["create","patch","update"],"apiGroups":["","events.k8s.io"],"resources":["events"]}]`},
+	}
+	for _, tc := range roles {
+		role, err := srv.Client.RbacV1().ClusterRoles().Get(ctx, tc.name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got, _ := json.Marshal(role.Rules)
+		if string(got) != tc.rules || role.Labels["kubernetes.io/bootstrapping"] != "rbac-defaults" {
+			t.Errorf("%s: labels %v rules\n%s\nwant\n%s", tc.name, role.Labels, got, tc.rules)
+		}
+	}
+	bindings := []struct{ name, subjects string }{
+		{"system:service-account-issuer-discovery", `[{"kind":"Group","apiGroup":"rbac.authorization.k8s.io","name":"system:serviceaccounts"}]`},
+		{"system:kube-dns", `[{"kind":"ServiceAccount","name":"kube-dns","namespace":"kube-system"}]`},
+		{"system:controller:ttl-after-finished-controller", `[{"kind":"ServiceAccount","name":"ttl-after-finished-controller","namespace":"kube-system"}]`},
+	}
+	for _, tc := range bindings {
+		b, err := srv.Client.RbacV1().ClusterRoleBindings().Get(ctx, tc.name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got, _ := json.Marshal(b.Subjects)
+		if string(got) != tc.subjects || b.RoleRef.Name != tc.name {
+			t.Errorf("%s: subjects %s roleRef %v, want %s", tc.name, got, b.RoleRef, tc.subjects)
+		}
+	}
+	for _, tc := range []struct{ role, rule string }{
+		{"system:aggregate-to-view", `{"verbs":["get","list","watch"],"apiGroups":[""],"resources":["configmaps","endpoints","serviceaccounts","services","services/status"]}`},
+		{"system:aggregate-to-edit", `{"verbs":["create","delete","deletecollection","patch","update"],"apiGroups":[""],"resources":["configmaps","events","secrets","serviceaccounts","services"]}`},
+	} {
+		role, err := srv.Client.RbacV1().ClusterRoles().Get(ctx, tc.role, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, r := range role.Rules {
+			got, _ := json.Marshal(r)
+			found = found || string(got) == tc.rule
+		}
+		if !found {
+			t.Errorf("%s lacks %s: %+v", tc.role, tc.rule, role.Rules)
+		}
+	}
+}
+
+// A service account bound to system:auth-delegator may review tokens and
+// access, as a delegating server's needs.
+func TestBootstrapPolicy_AuthDelegatorMayReview(t *testing.T) {
+	ns := "delegator"
+	mustKubectl(t, "create", "namespace", ns)
+	defer mustKubectl(t, "delete", "namespace", ns, "--wait=false")
+	mustKubectl(t, "create", "clusterrolebinding", "delegator-reviews", "--clusterrole=system:auth-delegator", "--serviceaccount="+ns+":server")
+	defer mustKubectl(t, "delete", "clusterrolebinding", "delegator-reviews")
+	as := "--as=system:serviceaccount:" + ns + ":server"
+	for _, resource := range []string{"tokenreviews.authentication.k8s.io", "subjectaccessreviews.authorization.k8s.io"} {
+		// kubectl warns first that the resource is cluster-scoped.
+		if out := mustKubectl(t, "auth", "can-i", "create", resource, as); !strings.HasSuffix(strings.TrimSpace(out), "\nyes") {
+			t.Errorf("can-i create %s: %s", resource, out)
+		}
+	}
+	if out, _ := kubectl(t, "auth", "can-i", "list", "secrets", as, "-n", ns); strings.TrimSpace(out) != "no" {
+		t.Errorf("can-i list secrets: %s", out)
+	}
+}
