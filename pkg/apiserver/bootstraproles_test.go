@@ -19,6 +19,8 @@ func TestBootstrapPolicy_RolesAndBindingsAsKube(t *testing.T) {
 		{"system:service-account-issuer-discovery", `[{"verbs":["get"],"nonResourceURLs":["/.well-known/openid-configuration","/.well-known/openid-configuration/","/openid/v1/jwks","/openid/v1/jwks/"]}]`},
 		{"system:kube-dns", `[{"verbs":["list","watch"],"apiGroups":[""],"resources":["endpoints","services"]}]`},
 		{"system:kube-aggregator", `[{"verbs":["get","list","watch"],"apiGroups":[""],"resources":["endpoints","services"]}]`},
+		{"system:kube-scheduler", `[{"verbs":["create","patch","update"],"apiGroups":["","events.k8s.io"],"resources":["events"]},{"verbs":["create"],"apiGroups":["coordination.k8s.io"],"resources":["leases"]},{"verbs":["get","update"],"apiGroups":["coordination.k8s.io"],"resources":["leases"],"resourceNames":["kube-scheduler"]},{"verbs":["get","list","watch"],"apiGroups":[""],"resources":["nodes"]},{"verbs":["delete","get","list","watch"],"apiGroups":[""],"resources":["pods"]},{"verbs":["create"],"apiGroups":[""],"resources":["bindings","pods/binding"]},{"verbs":["patch","update"],"apiGroups":[""],"resources":["pods/status"]},{"verbs":["get","list","watch"],"apiGroups":[""],"resources":["replicationcontrollers","services"]},{"verbs":["get","list","watch"],"apiGroups":["apps","extensions"],"resources":["replicasets"]},{"verbs":["get","list","watch"],"apiGroups":["apps"],"resources":["statefulsets"]},{"verbs":["get","list","watch"],"apiGroups":["policy"],"resources":["poddisruptionbudgets"]},{"verbs":["get","list","watch"],"apiGroups":[""],"resources":["persistentvolumeclaims","persistentvolumes"]},{"verbs":["create"],"apiGroups":["authentication.k8s.io"],"resources":["tokenreviews"]},{"verbs":["create"],"apiGroups":["authorization.k8s.io"],"resources":["subjectaccessreviews"]},{"verbs":["get","list","watch"],"apiGroups":["storage.k8s.io"],"resources":["csinodes"]},{"verbs":["get","list","watch"],"apiGroups":[""],"resources":["namespaces"]},{"verbs":["get","list","watch"],"apiGroups":["storage.k8s.io"],"resources":["csidrivers"]},{"verbs":["get","list","watch"],"apiGroups":["storage.k8s.io"],"resources":["csistoragecapacities"]}]`},
+		{"system:controller:ttl-after-finished-controller", `[{"verbs":["delete","get","list","watch"],"apiGroups":["batch"],"resources":["jobs"]},{"verbs":["create","patch","update"],"apiGroups":["","events.k8s.io"],"resources":["events"]}]`},
 	}
 	for _, tc := range roles {
 		role, err := srv.Client.RbacV1().ClusterRoles().Get(ctx, tc.name, metav1.GetOptions{})
@@ -33,6 +35,8 @@ func TestBootstrapPolicy_RolesAndBindingsAsKube(t *testing.T) {
 	bindings := []struct{ name, subjects string }{
 		{"system:service-account-issuer-discovery", `[{"kind":"Group","apiGroup":"rbac.authorization.k8s.io","name":"system:serviceaccounts"}]`},
 		{"system:kube-dns", `[{"kind":"ServiceAccount","name":"kube-dns","namespace":"kube-system"}]`},
+		{"system:kube-scheduler", `[{"kind":"User","apiGroup":"rbac.authorization.k8s.io","name":"system:kube-scheduler"}]`},
+		{"system:controller:ttl-after-finished-controller", `[{"kind":"ServiceAccount","name":"ttl-after-finished-controller","namespace":"kube-system"}]`},
 	}
 	for _, tc := range bindings {
 		b, err := srv.Client.RbacV1().ClusterRoleBindings().Get(ctx, tc.name, metav1.GetOptions{})

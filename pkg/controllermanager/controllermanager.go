@@ -192,17 +192,19 @@ func runControllers(ctx context.Context, root, clients ClientBuilder, ds []Descr
 // memory: managedFields everywhere, and a Job's labels and spec, its pod
 // template above all, which is most of a Job and of the CronJob
 // controller's memory, as Jobs pile up: it finds a CronJob's Jobs by their
-// controller reference and reads only their annotations and status. A
-// controller that reads Jobs' specs or selects them by label must take
-// this out. Objects a controller writes back whole are kept whole (but for
-// managedFields, which an update leaves alone when it sends none): a
-// CronJob's status write stores its metadata too, as kube's does.
+// controller reference and reads only their annotations and status. Of the
+// spec only ttlSecondsAfterFinished stays, which the TTL-after-finished
+// controller reads. A controller that reads more of Jobs' specs or selects
+// them by label must take this out. Objects a controller writes back whole
+// are kept whole (but for managedFields, which an update leaves alone when
+// it sends none): a CronJob's status write stores its metadata too, as
+// kube's does.
 func trimCached(obj interface{}) (interface{}, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
 	}
 	if o, ok := obj.(*batchv1.Job); ok {
-		o.Labels, o.Spec = nil, batchv1.JobSpec{}
+		o.Labels, o.Spec = nil, batchv1.JobSpec{TTLSecondsAfterFinished: o.Spec.TTLSecondsAfterFinished}
 	}
 	return obj, nil
 }

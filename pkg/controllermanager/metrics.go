@@ -19,12 +19,15 @@ import (
 
 // managerMetrics are what the controller-manager serves at /metrics:
 // client-go's workqueue, REST client and leader-election metrics, the
-// CronJob controller's, and the Go runtime and process collectors, with
+// CronJob and TTL-after-finished controllers', and the Go runtime and process collectors, with
 // kube's names, labels, buckets and stability classes.
 type managerMetrics struct {
 	registry *metrics.Registry
 	// cronJobSkew is cronjob_controller_job_creation_skew_duration_seconds.
 	cronJobSkew prometheus.Observer
+	// ttlDeletionDuration is
+	// ttl_after_finished_controller_job_deletion_duration_seconds.
+	ttlDeletionDuration prometheus.Observer
 
 	queueDepth, queueUnfinished, queueLongestRunning *prometheus.GaugeVec
 	queueAdds, queueRetries                          *prometheus.CounterVec
@@ -95,6 +98,9 @@ func newManagerMetrics(reg *metrics.Registry) *managerMetrics {
 		cronJobSkew: reg.Histogram(metrics.Opts{Name: "cronjob_controller_job_creation_skew_duration_seconds", Stability: metrics.Stable,
 			Help:    "Seconds from the time a CronJob was scheduled to run to the creation of its Job.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 10)}).WithLabelValues(),
+		ttlDeletionDuration: reg.Histogram(metrics.Opts{Name: "ttl_after_finished_controller_job_deletion_duration_seconds",
+			Help:    "Seconds from the expiry of a finished Job's TTL to its deletion.",
+			Buckets: prometheus.ExponentialBuckets(0.1, 2, 14)}).WithLabelValues(),
 
 		queueDepth: reg.Gauge(metrics.Opts{Name: "workqueue_depth", Help: "Items waiting in the workqueue."}, "name"),
 		queueAdds:  reg.Counter(metrics.Opts{Name: "workqueue_adds_total", Help: "Items added to the workqueue."}, "name"),

@@ -32,7 +32,7 @@ func DefaultOptions() Options {
 	return Options{
 		ClientOptions: ClientOptions{APIQPS: 1000, APIBurst: 2000, ContentType: runtime.ContentTypeProtobuf},
 		ControllerOptions: ControllerOptions{Controllers: []string{"*"}, ConcurrentCronJobSyncs: 5, ConcurrentGCSyncs: 20,
-			GCResync: 30 * time.Second},
+			ConcurrentTTLSyncs: 5, GCResync: 30 * time.Second},
 		LeaderElectionOptions: LeaderElectionOptions{LeaderElect: true, LeaseDuration: 15 * time.Second,
 			RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second, LeaseNamespace: "kube-system",
 			LeaseName: "kube-controller-manager"},
@@ -114,6 +114,8 @@ type ControllerOptions struct {
 	Controllers            []string
 	ConcurrentCronJobSyncs int
 	ConcurrentGCSyncs      int
+	// ConcurrentTTLSyncs is the TTL-after-finished controller's workers.
+	ConcurrentTTLSyncs int
 	// GCResync is how often the garbage collector reads discovery again
 	// to watch resources served since it started.
 	GCResync time.Duration
@@ -131,6 +133,7 @@ func (o *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ConcurrentCronJobSyncs, "concurrent-cron-job-syncs", o.ConcurrentCronJobSyncs, "CronJobs synced at once")
 	deprecatedAlias(fs, "concurrent-cronjob-syncs", "concurrent-cron-job-syncs")
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "garbage collector workers")
+	fs.IntVar(&o.ConcurrentTTLSyncs, "concurrent-ttl-after-finished-syncs", o.ConcurrentTTLSyncs, "finished Jobs checked for an expired TTL at once")
 	fs.StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "CA bundle published as ca.crt of the kube-root-ca.crt ConfigMap in every namespace (default: the kubeconfig's CA)")
 }
 

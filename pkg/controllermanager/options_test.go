@@ -18,12 +18,13 @@ func TestEnabled_ControllersFlag(t *testing.T) {
 		flag []string
 		want string
 	}{
-		{[]string{"*"}, "[cronjob-controller garbage-collector-controller namespace-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller scheduler]"},
-		{[]string{"*", "-namespace"}, "[cronjob-controller garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller scheduler]"},
-		{[]string{"*", "-namespace-controller"}, "[cronjob-controller garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller scheduler]"},
+		{[]string{"*"}, "[cronjob-controller garbage-collector-controller namespace-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller scheduler]"},
+		{[]string{"*", "-namespace"}, "[cronjob-controller garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller scheduler]"},
+		{[]string{"*", "-namespace-controller", "-ttl-after-finished"}, "[cronjob-controller garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller scheduler]"},
 		{[]string{"root-ca-cert-publisher"}, "[root-ca-certificate-publisher-controller]"},
+		{[]string{"ttl-after-finished"}, "[ttl-after-finished-controller]"},
 		{[]string{"serviceaccount"}, "[serviceaccount-controller]"},
-		{[]string{"*", "-scheduler"}, "[cronjob-controller garbage-collector-controller namespace-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
+		{[]string{"*", "-scheduler"}, "[cronjob-controller garbage-collector-controller namespace-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller]"},
 		{[]string{"clusterrole-aggregation"}, "[clusterrole-aggregation-controller]"},
 		{[]string{"namespace"}, "[namespace-controller]"},
 		{[]string{"cronjob-controller", "garbagecollector"}, "[cronjob-controller garbage-collector-controller]"},

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 )
 
 // reviewer answers TokenReviews (token "admin" is alice in
@@ -112,7 +113,7 @@ func TestDelegatedAuth_AnswersAsKube(t *testing.T) {
 	}
 }
 
-func TestTrimCached_KeepsWhatTheCronJobControllerReads(t *testing.T) {
+func TestTrimCached_KeepsWhatTheCronJobAndTTLControllersRead(t *testing.T) {
 	yes := true
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", UID: "j-uid", ResourceVersion: "7",
@@ -120,12 +121,13 @@ func TestTrimCached_KeepsWhatTheCronJobControllerReads(t *testing.T) {
 			Annotations:     map[string]string{"batch.kubernetes.io/cronjob-scheduled-timestamp": "2026-11-23T10:01:00Z"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "cj", UID: "cj-uid", Controller: &yes}},
 			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}},
-		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}},
+		Spec: batchv1.JobSpec{TTLSecondsAfterFinished: ptr.To[int32](30),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}},
 		Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}},
 			CompletionTime: &metav1.Time{}},
 	}
 	want := job.DeepCopy()
-	want.Labels, want.ManagedFields, want.Spec = nil, nil, batchv1.JobSpec{}
+	want.Labels, want.ManagedFields, want.Spec = nil, nil, batchv1.JobSpec{TTLSecondsAfterFinished: ptr.To[int32](30)}
 	got, err := trimCached(job)
 	if err != nil || !equality.Semantic.DeepEqual(got, want) {
 		t.Fatalf("trimmed Job %+v, %v; want %+v", got, err, want)
