@@ -31,7 +31,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		ClientOptions: ClientOptions{APIQPS: 1000, APIBurst: 2000, ContentType: runtime.ContentTypeProtobuf},
-		ControllerOptions: ControllerOptions{Controllers: []string{"*"}, ConcurrentCronJobSyncs: 5, ConcurrentGCSyncs: 20,
+		ControllerOptions: ControllerOptions{Controllers: []string{"*"}, ConcurrentCronJobSyncs: 5, ConcurrentJobSyncs: 5, ConcurrentGCSyncs: 20,
 			GCResync: 30 * time.Second},
 		LeaderElectionOptions: LeaderElectionOptions{LeaderElect: true, LeaseDuration: 15 * time.Second,
 			RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second, LeaseNamespace: "kube-system",
@@ -113,6 +113,7 @@ type ControllerOptions struct {
 	// one, "-name" to leave one out.
 	Controllers            []string
 	ConcurrentCronJobSyncs int
+	ConcurrentJobSyncs     int
 	ConcurrentGCSyncs      int
 	// GCResync is how often the garbage collector reads discovery again
 	// to watch resources served since it started.
@@ -121,7 +122,8 @@ type ControllerOptions struct {
 	// namespace; empty means the CA of the controller-manager's
 	// kubeconfig.
 	RootCAFile string
-	// Clock overrides the cronjob controller's clock (tests).
+	// Clock overrides the controllers' clock (tests): the cronjob
+	// controller's, and the Job controller's when it can tick.
 	Clock clock.PassiveClock
 }
 
@@ -130,6 +132,7 @@ func (o *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, "controllers to run: '*' for all ("+ControllerNames()+"), 'name' to add one, '-name' to leave one out (an alias may stand for a name)")
 	fs.IntVar(&o.ConcurrentCronJobSyncs, "concurrent-cron-job-syncs", o.ConcurrentCronJobSyncs, "CronJobs synced at once")
 	deprecatedAlias(fs, "concurrent-cronjob-syncs", "concurrent-cron-job-syncs")
+	fs.IntVar(&o.ConcurrentJobSyncs, "concurrent-job-syncs", o.ConcurrentJobSyncs, "Jobs synced at once")
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "garbage collector workers")
 	fs.StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "CA bundle published as ca.crt of the kube-root-ca.crt ConfigMap in every namespace (default: the kubeconfig's CA)")
 }

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
@@ -18,13 +19,15 @@ func TestEnabled_ControllersFlag(t *testing.T) {
 		flag []string
 		want string
 	}{
-		{[]string{"*"}, "[cronjob-controller garbage-collector-controller namespace-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
-		{[]string{"*", "-namespace"}, "[cronjob-controller garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
-		{[]string{"*", "-namespace-controller"}, "[cronjob-controller garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
+		{[]string{"*"}, "[cronjob-controller job-controller garbage-collector-controller namespace-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
+		{[]string{"*", "-namespace"}, "[cronjob-controller job-controller garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
+		{[]string{"*", "-namespace-controller"}, "[cronjob-controller job-controller garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
 		{[]string{"root-ca-cert-publisher"}, "[root-ca-certificate-publisher-controller]"},
 		{[]string{"serviceaccount"}, "[serviceaccount-controller]"},
 		{[]string{"clusterrole-aggregation"}, "[clusterrole-aggregation-controller]"},
 		{[]string{"namespace"}, "[namespace-controller]"},
+		{[]string{"job"}, "[job-controller]"},
+		{[]string{"*", "-job"}, "[cronjob-controller garbage-collector-controller namespace-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
 		{[]string{"cronjob-controller", "garbagecollector"}, "[cronjob-controller garbage-collector-controller]"},
 		{[]string{"bogus"}, "error"},
 		{[]string{"*", "-bogus"}, "error"},
@@ -65,10 +68,26 @@ func TestUnserved_DisablesControllersWhoseResourcesAreNotServed(t *testing.T) {
 	if got, err := unserved(client.Discovery(), cronjobs); got != nil || err != nil {
 		t.Fatalf("cronjob with batch/v1 served: %v %v", got, err)
 	}
+	// The Job controller needs pods too.
+	if got, err := unserved(client.Discovery(), jobController().Requires); err != nil || got == nil || got.String() != "/v1, Resource=pods" {
+		t.Fatalf("job without pods served: %v %v", got, err)
+	}
 }
 
 // Discovery that cannot answer says nothing about what is served: the
 // error comes back, and no resource is named unserved.
+func TestDefaultOptions_ConcurrentJobSyncsAsKube(t *testing.T) {
+	o := DefaultOptions()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if o.ConcurrentJobSyncs != 5 {
+		t.Fatalf("default --concurrent-job-syncs %d, want kube's 5", o.ConcurrentJobSyncs)
+	}
+	if err := fs.Parse([]string{"--concurrent-job-syncs=9"}); err != nil || o.ConcurrentJobSyncs != 9 {
+		t.Fatalf("--concurrent-job-syncs=9: %d, %v", o.ConcurrentJobSyncs, err)
+	}
+}
+
 func TestUnserved_DiscoveryErrorIsNotAnAnswer(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
