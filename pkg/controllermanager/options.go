@@ -32,7 +32,8 @@ func DefaultOptions() Options {
 	return Options{
 		ClientOptions: ClientOptions{APIQPS: 1000, APIBurst: 2000, ContentType: runtime.ContentTypeProtobuf},
 		ControllerOptions: ControllerOptions{Controllers: []string{"*"}, ConcurrentCronJobSyncs: 5, ConcurrentJobSyncs: 5, ConcurrentGCSyncs: 20,
-			GCResync: 30 * time.Second},
+			TerminatedPodGCThreshold: 12500,
+			GCResync:                 30 * time.Second},
 		LeaderElectionOptions: LeaderElectionOptions{LeaderElect: true, LeaseDuration: 15 * time.Second,
 			RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second, LeaseNamespace: "kube-system",
 			LeaseName: "kube-controller-manager"},
@@ -115,6 +116,10 @@ type ControllerOptions struct {
 	ConcurrentCronJobSyncs int
 	ConcurrentJobSyncs     int
 	ConcurrentGCSyncs      int
+	// TerminatedPodGCThreshold is how many terminated pods may exist
+	// before the pod garbage collector deletes the oldest; zero or less
+	// keeps them all.
+	TerminatedPodGCThreshold int
 	// GCResync is how often the garbage collector reads discovery again
 	// to watch resources served since it started.
 	GCResync time.Duration
@@ -134,6 +139,7 @@ func (o *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 	deprecatedAlias(fs, "concurrent-cronjob-syncs", "concurrent-cron-job-syncs")
 	fs.IntVar(&o.ConcurrentJobSyncs, "concurrent-job-syncs", o.ConcurrentJobSyncs, "Jobs synced at once")
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "garbage collector workers")
+	fs.IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "terminated pods that may exist before the pod garbage collector deletes the oldest (<= 0: keep them all)")
 	fs.StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "CA bundle published as ca.crt of the kube-root-ca.crt ConfigMap in every namespace (default: the kubeconfig's CA)")
 }
 

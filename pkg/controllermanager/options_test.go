@@ -19,15 +19,16 @@ func TestEnabled_ControllersFlag(t *testing.T) {
 		flag []string
 		want string
 	}{
-		{[]string{"*"}, "[cronjob-controller job-controller garbage-collector-controller namespace-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
-		{[]string{"*", "-namespace"}, "[cronjob-controller job-controller garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
-		{[]string{"*", "-namespace-controller"}, "[cronjob-controller job-controller garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
+		{[]string{"*"}, "[cronjob-controller job-controller garbage-collector-controller namespace-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
+		{[]string{"*", "-namespace"}, "[cronjob-controller job-controller garbage-collector-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
+		{[]string{"*", "-namespace-controller"}, "[cronjob-controller job-controller garbage-collector-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
 		{[]string{"root-ca-cert-publisher"}, "[root-ca-certificate-publisher-controller]"},
 		{[]string{"serviceaccount"}, "[serviceaccount-controller]"},
 		{[]string{"clusterrole-aggregation"}, "[clusterrole-aggregation-controller]"},
 		{[]string{"namespace"}, "[namespace-controller]"},
 		{[]string{"job"}, "[job-controller]"},
-		{[]string{"*", "-job"}, "[cronjob-controller garbage-collector-controller namespace-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
+		{[]string{"podgc"}, "[pod-garbage-collector-controller]"},
+		{[]string{"*", "-job"}, "[cronjob-controller garbage-collector-controller namespace-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
 		{[]string{"cronjob-controller", "garbagecollector"}, "[cronjob-controller garbage-collector-controller]"},
 		{[]string{"bogus"}, "error"},
 		{[]string{"*", "-bogus"}, "error"},
@@ -76,15 +77,15 @@ func TestUnserved_DisablesControllersWhoseResourcesAreNotServed(t *testing.T) {
 
 // Discovery that cannot answer says nothing about what is served: the
 // error comes back, and no resource is named unserved.
-func TestDefaultOptions_ConcurrentJobSyncsAsKube(t *testing.T) {
+func TestDefaultOptions_JobAndPodGCFlagsAsKube(t *testing.T) {
 	o := DefaultOptions()
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	o.AddFlags(fs)
-	if o.ConcurrentJobSyncs != 5 {
-		t.Fatalf("default --concurrent-job-syncs %d, want kube's 5", o.ConcurrentJobSyncs)
+	if o.ConcurrentJobSyncs != 5 || o.TerminatedPodGCThreshold != 12500 {
+		t.Fatalf("defaults --concurrent-job-syncs %d, --terminated-pod-gc-threshold %d; want kube's 5, 12500", o.ConcurrentJobSyncs, o.TerminatedPodGCThreshold)
 	}
-	if err := fs.Parse([]string{"--concurrent-job-syncs=9"}); err != nil || o.ConcurrentJobSyncs != 9 {
-		t.Fatalf("--concurrent-job-syncs=9: %d, %v", o.ConcurrentJobSyncs, err)
+	if err := fs.Parse([]string{"--concurrent-job-syncs=9", "--terminated-pod-gc-threshold=3"}); err != nil || o.ConcurrentJobSyncs != 9 || o.TerminatedPodGCThreshold != 3 {
+		t.Fatalf("flags: %d %d, %v", o.ConcurrentJobSyncs, o.TerminatedPodGCThreshold, err)
 	}
 }
 
