@@ -26,7 +26,7 @@ func podGCController() Descriptor {
 				return nil, err
 			}
 			core := cc.Informers.Core().V1()
-			c := podgc.New(client, core.Pods(), core.Nodes(), cc.Options.TerminatedPodGCThreshold, nil)
+			c := podgc.New(client, core.Pods(), core.Nodes(), cc.Options.TerminatedPodGCThreshold, cc.metrics.podGC, nil)
 			return c.Run, nil
 		},
 	}

@@ -12,8 +12,10 @@ import (
 
 // A pod deleted before any node was assigned to it, held by a finalizer,
 // has no kubelet to finish it: the pod garbage collector, with its own
-// account and role, applies phase Failed to its status as PodGC and
-// deletes it without grace; once the finalizer goes, so does the pod.
+// account and role, patches its status to phase Failed (kube v1.29's
+// collector leaves the same managedFields entry: kube-controller-manager,
+// Update, status) and deletes it without grace; once the finalizer goes,
+// so does the pod.
 func TestPodGC_FailsAndDeletesUnscheduledTerminatingPod(t *testing.T) {
 	ns := newNamespace(t, "podgc")
 	ctx := context.Background()
@@ -38,7 +40,7 @@ func TestPodGC_FailsAndDeletesUnscheduledTerminatingPod(t *testing.T) {
 			return false, err
 		}
 		for _, e := range p.ManagedFields {
-			if e.Manager == "PodGC" && e.Subresource == "status" && e.Operation == metav1.ManagedFieldsOperationApply {
+			if e.Manager == "kube-controller-manager" && e.Subresource == "status" && e.Operation == metav1.ManagedFieldsOperationUpdate {
 				return p.Status.Phase == corev1.PodFailed, nil
 			}
 		}

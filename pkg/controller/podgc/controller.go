@@ -12,16 +12,20 @@ package podgc
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"sort"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/wait"
-	corev1apply "k8s.io/client-go/applyconfigurations/core/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -38,9 +42,6 @@ const (
 	// the apiserver is asked whether it exists: a node just created may
 	// not be cached yet.
 	quarantine = 40 * time.Second
-	// fieldManager owns the Failed phase and condition the collector
-	// applies, as kube's.
-	fieldManager = "PodGC"
 	// deleteWorkers bounds the deletions of one pass in flight at once.
 	deleteWorkers = 32
 	// outOfServiceTaint marks a node shut down for good: its terminating
@@ -48,8 +49,23 @@ const (
 	outOfServiceTaint = "node.kubernetes.io/out-of-service"
 )
 
+// Why a pod is deleted: the reason label of the metrics, kube's.
+const (
+	reasonTerminated   = "terminated"
+	reasonOutOfService = "out-of-service"
+	reasonOrphaned     = "orphaned"
+	reasonUnscheduled  = "unscheduled"
+)
+
+// Metrics count the deletions, by namespace and reason: Deleting those
+// tried, Errors those that failed.
+type Metrics struct {
+	Deleting, Errors *prometheus.CounterVec
+}
+
 // Controller collects pods no kubelet will finish or that are too many.
 type Controller struct {
+	metrics   Metrics
 	client    kubernetes.Interface
 	pods      corelisters.PodLister
 	nodes     corelisters.NodeLister
@@ -65,11 +81,12 @@ type Controller struct {
 // New builds a collector over shared informers of pods and nodes.
 // threshold is how many terminated pods may exist; zero or less keeps
 // them all.
-func New(client kubernetes.Interface, pods coreinformers.PodInformer, nodes coreinformers.NodeInformer, threshold int, clk clock.PassiveClock) *Controller {
+func New(client kubernetes.Interface, pods coreinformers.PodInformer, nodes coreinformers.NodeInformer, threshold int, m Metrics, clk clock.PassiveClock) *Controller {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
 	return &Controller{
+		metrics:      m,
 		client:       client,
 		pods:         pods.Lister(),
 		nodes:        nodes.Lister(),
@@ -126,7 +143,7 @@ func (c *Controller) collectTerminated(ctx context.Context, pods []*corev1.Pod) 
 	}
 	klog.InfoS("Garbage collecting pods", "numPods", n)
 	sortForDeletion(terminated)
-	c.deleteAll(ctx, terminated[:n], nil)
+	c.deleteAll(ctx, terminated[:n], reasonTerminated, nil)
 }
 
 // collectOutOfService deletes the terminating pods of nodes that are not
@@ -149,7 +166,7 @@ func (c *Controller) collectOutOfService(ctx context.Context, pods []*corev1.Pod
 		return
 	}
 	sortForDeletion(doomed)
-	c.deleteAll(ctx, doomed, nil)
+	c.deleteAll(ctx, doomed, reasonOutOfService, nil)
 }
 
 // collectOrphaned deletes the pods bound to nodes that no longer exist. A
@@ -194,7 +211,7 @@ func (c *Controller) collectOrphaned(ctx context.Context, pods []*corev1.Pod, no
 			orphans = append(orphans, p)
 		}
 	}
-	c.deleteAll(ctx, orphans, &corev1.PodCondition{
+	c.deleteAll(ctx, orphans, reasonOrphaned, &corev1.PodCondition{
 		Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
 		Reason: "DeletionByPodGC", Message: "PodGC: node no longer exists",
 	})
@@ -209,45 +226,79 @@ func (c *Controller) collectUnscheduledTerminating(ctx context.Context, pods []*
 			doomed = append(doomed, p)
 		}
 	}
-	c.deleteAll(ctx, doomed, nil)
+	c.deleteAll(ctx, doomed, reasonUnscheduled, nil)
 }
 
 // deleteAll marks each pod Failed, with condition if any, unless it has
-// finished, and deletes it without grace, several at once.
-func (c *Controller) deleteAll(ctx context.Context, pods []*corev1.Pod, condition *corev1.PodCondition) {
+// finished, and deletes it without grace, several at once, counting
+// them under reason.
+func (c *Controller) deleteAll(ctx context.Context, pods []*corev1.Pod, reason string, condition *corev1.PodCondition) {
 	workqueue.ParallelizeUntil(ctx, deleteWorkers, len(pods), func(i int) {
-		if err := c.failAndDelete(ctx, pods[i], condition); err != nil {
-			utilruntime.HandleError(err)
+		p := pods[i]
+		c.metrics.Deleting.WithLabelValues(p.Namespace, reason).Inc()
+		if err := c.failAndDelete(ctx, p, condition); err != nil {
+			utilruntime.HandleError(fmt.Errorf("deleting pod %s/%s (%s): %w", p.Namespace, p.Name, reason, err))
+			c.metrics.Errors.WithLabelValues(p.Namespace, reason).Inc()
 			return
 		}
-		klog.InfoS("Forced deletion of Pod succeeded", "pod", klog.KObj(pods[i]))
+		klog.InfoS("Forced deletion of Pod succeeded", "pod", klog.KObj(p), "reason", reason)
 	})
 }
 
 func (c *Controller) failAndDelete(ctx context.Context, p *corev1.Pod, condition *corev1.PodCondition) error {
 	klog.InfoS("PodGC is force deleting Pod", "pod", klog.KObj(p))
 	// A pod not finished may never be: no kubelet will report it. Failed
-	// is what the Job controller waits for to replace it. Only the phase
-	// and condition are sent, owned by PodGC.
+	// is what the Job controller waits for to replace it.
 	if !terminatedPhase(p) {
-		status := corev1apply.PodStatus().WithPhase(corev1.PodFailed)
-		if condition != nil {
-			status.WithConditions(corev1apply.PodCondition().WithType(condition.Type).WithStatus(condition.Status).
-				WithReason(condition.Reason).WithMessage(condition.Message).WithLastTransitionTime(metav1.NewTime(c.clock.Now())))
-		}
-		apply := corev1apply.Pod(p.Name, p.Namespace).WithStatus(status)
-		if _, err := c.client.CoreV1().Pods(p.Namespace).ApplyStatus(ctx, apply, metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil
-			}
+		if err := c.fail(ctx, p, condition); err != nil {
 			return err
 		}
 	}
-	err := c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, *metav1.NewDeleteOptions(0))
-	if apierrors.IsNotFound(err) {
-		return nil
+	return c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, *metav1.NewDeleteOptions(0))
+}
+
+// fail patches the pod's status to phase Failed, with condition if any,
+// as kube's collector does: a strategic merge patch of the change, with
+// the pod's UID as a precondition, so that a pod of the same name created
+// since is left alone.
+func (c *Controller) fail(ctx context.Context, p *corev1.Pod, condition *corev1.PodCondition) error {
+	status := p.Status.DeepCopy()
+	status.Phase = corev1.PodFailed
+	if condition != nil {
+		setCondition(status, *condition, metav1.NewTime(c.clock.Now()))
 	}
+	old, err := json.Marshal(corev1.Pod{Status: p.Status})
+	if err != nil {
+		return err
+	}
+	// The UID only in the new object, so that the patch carries it.
+	cur, err := json.Marshal(corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: p.UID}, Status: *status})
+	if err != nil {
+		return err
+	}
+	patch, err := strategicpatch.CreateTwoWayMergePatch(old, cur, corev1.Pod{})
+	if err != nil {
+		return err
+	}
+	_, err = c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 	return err
+}
+
+// setCondition sets a condition of the status, keeping its transition
+// time when its status does not change.
+func setCondition(status *corev1.PodStatus, cond corev1.PodCondition, now metav1.Time) {
+	cond.LastTransitionTime = now
+	for i, c := range status.Conditions {
+		if c.Type != cond.Type {
+			continue
+		}
+		if c.Status == cond.Status {
+			cond.LastTransitionTime = c.LastTransitionTime
+		}
+		status.Conditions[i] = cond
+		return
+	}
+	status.Conditions = append(status.Conditions, cond)
 }
 
 // terminatedPhase is true of a pod whose containers will not run again.

@@ -3,15 +3,21 @@ package podgc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -22,9 +28,10 @@ import (
 var epoch = time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)
 
 type fixture struct {
-	c      *Controller
-	client *fake.Clientset
-	clock  *testingclock.FakePassiveClock
+	c       *Controller
+	metrics Metrics
+	client  *fake.Clientset
+	clock   *testingclock.FakePassiveClock
 }
 
 // newFixture builds a collector whose caches hold pods and cachedNodes;
@@ -39,14 +46,13 @@ func newFixture(t *testing.T, threshold int, pods []*corev1.Pod, cachedNodes, ap
 		objs = append(objs, n)
 	}
 	client := fake.NewSimpleClientset(objs...)
-	// The fake tracker cannot apply: answer with the pod, as the
-	// apiserver would.
-	client.PrependReactor("patch", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		return true, &corev1.Pod{}, nil
-	})
 	factory := informers.NewSharedInformerFactory(client, 0)
 	clk := testingclock.NewFakePassiveClock(epoch)
-	c := New(client, factory.Core().V1().Pods(), factory.Core().V1().Nodes(), threshold, clk)
+	m := Metrics{
+		Deleting: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "deleting"}, []string{"namespace", "reason"}),
+		Errors:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "errors"}, []string{"namespace", "reason"}),
+	}
+	c := New(client, factory.Core().V1().Pods(), factory.Core().V1().Nodes(), threshold, m, clk)
 	for _, p := range pods {
 		if err := factory.Core().V1().Pods().Informer().GetIndexer().Add(p); err != nil {
 			t.Fatal(err)
@@ -57,25 +63,26 @@ func newFixture(t *testing.T, threshold int, pods []*corev1.Pod, cachedNodes, ap
 			t.Fatal(err)
 		}
 	}
-	return &fixture{c: c, client: client, clock: clk}
+	return &fixture{c: c, metrics: m, client: client, clock: clk}
 }
 
 // writes lists the collector's writes to pods, sorted: "delete ns/name
-// grace=0" and "status ns/name phase=Failed DisruptionTarget/DeletionByPodGC".
+// grace=0" and "status ns/name uid=... phase=Failed
+// DisruptionTarget/True/DeletionByPodGC".
 func (f *fixture) writes(t *testing.T) []string {
 	t.Helper()
 	var out []string
 	for _, a := range f.client.Actions() {
 		switch a := a.(type) {
 		case clienttesting.PatchAction:
-			if a.GetSubresource() != "status" || a.GetPatchType() != types.ApplyPatchType {
+			if a.GetSubresource() != "status" || a.GetPatchType() != types.StrategicMergePatchType {
 				t.Fatalf("patch %s %s", a.GetSubresource(), a.GetPatchType())
 			}
 			var p corev1.Pod
 			if err := json.Unmarshal(a.GetPatch(), &p); err != nil {
 				t.Fatal(err)
 			}
-			s := fmt.Sprintf("status %s/%s phase=%s", a.GetNamespace(), a.GetName(), p.Status.Phase)
+			s := fmt.Sprintf("status %s/%s uid=%s phase=%s", a.GetNamespace(), a.GetName(), p.UID, p.Status.Phase)
 			for _, c := range p.Status.Conditions {
 				s += fmt.Sprintf(" %s/%s/%s", c.Type, c.Status, c.Reason)
 			}
@@ -97,7 +104,7 @@ func (f *fixture) writes(t *testing.T) []string {
 
 func pod(name string, age time.Duration, phase corev1.PodPhase, node string) *corev1.Pod {
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", CreationTimestamp: metav1.NewTime(epoch.Add(-age))},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name + "-uid"), CreationTimestamp: metav1.NewTime(epoch.Add(-age))},
 		Spec:       corev1.PodSpec{NodeName: node},
 		Status:     corev1.PodStatus{Phase: phase},
 	}
@@ -133,7 +140,9 @@ func TestCollect_OnePass(t *testing.T) {
 		threshold   int
 		pods        []*corev1.Pod
 		cachedNodes []*corev1.Node
-		want        []string
+		// reason is the metrics' label of the deletions.
+		reason string
+		want   []string
 	}{{
 		name:      "terminated pods beyond the threshold go, evicted first, then the oldest",
 		threshold: 2,
@@ -146,6 +155,7 @@ func TestCollect_OnePass(t *testing.T) {
 			pod("oldest-pending", 9*time.Hour, corev1.PodPending, "n"),
 		},
 		cachedNodes: []*corev1.Node{node("n", true)},
+		reason:      "terminated",
 		want:        []string{"delete ns/new-evicted grace=0", "delete ns/older-failed grace=0"},
 	}, {
 		name:      "pods of one age go by name",
@@ -155,6 +165,7 @@ func TestCollect_OnePass(t *testing.T) {
 			pod("a", time.Hour, corev1.PodSucceeded, "n"),
 		},
 		cachedNodes: []*corev1.Node{node("n", true)},
+		reason:      "terminated",
 		want:        []string{"delete ns/a grace=0"},
 	}, {
 		name:        "a threshold of zero keeps every terminated pod",
@@ -170,7 +181,8 @@ func TestCollect_OnePass(t *testing.T) {
 			pod("pending", time.Hour, corev1.PodPending, ""),
 		},
 		cachedNodes: []*corev1.Node{node("n", true)},
-		want:        []string{"delete ns/unscheduled grace=0", "status ns/unscheduled phase=Failed"},
+		reason:      "unscheduled",
+		want:        []string{"delete ns/unscheduled grace=0", "status ns/unscheduled uid=unscheduled-uid phase=Failed"},
 	}, {
 		name:      "terminating pods of an out-of-service node that is not ready go",
 		threshold: 10,
@@ -181,7 +193,8 @@ func TestCollect_OnePass(t *testing.T) {
 			terminating(pod("on-notready", time.Hour, corev1.PodRunning, "notready")),
 		},
 		cachedNodes: []*corev1.Node{node("down", false, outOfServiceTaint), node("ready", true, outOfServiceTaint), node("notready", false)},
-		want:        []string{"delete ns/on-down grace=0", "status ns/on-down phase=Failed"},
+		reason:      "out-of-service",
+		want:        []string{"delete ns/on-down grace=0", "status ns/on-down uid=on-down-uid phase=Failed"},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -190,7 +203,38 @@ func TestCollect_OnePass(t *testing.T) {
 			if got := f.writes(t); !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("writes\n%q\nwant\n%q", got, tc.want)
 			}
+			deletes := 0
+			for _, w := range tc.want {
+				if strings.HasPrefix(w, "delete ") {
+					deletes++
+				}
+			}
+			if n := testutil.CollectAndCount(f.metrics.Deleting); n > 1 || (n == 1) != (deletes > 0) {
+				t.Fatalf("%d series of force_delete_pods_total", n)
+			}
+			if deletes == 0 {
+				return
+			}
+			if got := testutil.ToFloat64(f.metrics.Deleting.WithLabelValues("ns", tc.reason)); got != float64(deletes) {
+				t.Fatalf("force_delete_pods_total{reason=%q} %v, want %d", tc.reason, got, deletes)
+			}
 		})
+	}
+}
+
+// A pod whose status cannot be patched (another pod of its name, say) is
+// not deleted, and counted an error.
+func TestCollect_FailedStatusPatchKeepsThePod(t *testing.T) {
+	f := newFixture(t, 10, []*corev1.Pod{terminating(pod("unscheduled", time.Hour, corev1.PodPending, ""))}, nil, nil)
+	f.client.PrependReactor("patch", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, "unscheduled", errors.New("the UID in the precondition does not match"))
+	})
+	f.c.collect(context.Background())
+	if got, want := f.writes(t), []string{"status ns/unscheduled uid=unscheduled-uid phase=Failed"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("writes %q, want %q", got, want)
+	}
+	if got := testutil.ToFloat64(f.metrics.Errors.WithLabelValues("ns", "unscheduled")); got != 1 {
+		t.Fatalf("force_delete_pod_errors_total %v, want 1", got)
 	}
 }
 
@@ -207,7 +251,7 @@ func TestCollect_OrphansOfADeletedNodeAfterQuarantine(t *testing.T) {
 		name: "node gone",
 		want: []string{
 			"delete ns/done grace=0", "delete ns/running grace=0",
-			"status ns/running phase=Failed DisruptionTarget/True/DeletionByPodGC",
+			"status ns/running uid=running-uid phase=Failed DisruptionTarget/True/DeletionByPodGC",
 		},
 	}, {
 		name:     "node exists but is not cached yet",
@@ -234,6 +278,9 @@ func TestCollect_OrphansOfADeletedNodeAfterQuarantine(t *testing.T) {
 			f.c.collect(context.Background())
 			if got := f.writes(t); !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("writes\n%q\nwant\n%q", got, tc.want)
+			}
+			if got := testutil.ToFloat64(f.metrics.Deleting.WithLabelValues("ns", "orphaned")); got != float64(len(tc.want)-1) && len(tc.want) > 0 {
+				t.Fatalf("force_delete_pods_total{reason=orphaned} %v", got)
 			}
 			if gets := nodeGets(f); gets != 1 {
 				t.Fatalf("%d node GETs after the quarantine, want 1", gets)
