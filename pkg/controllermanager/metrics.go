@@ -20,7 +20,7 @@ import (
 
 // managerMetrics are what the controller-manager serves at /metrics:
 // client-go's workqueue, REST client and leader-election metrics, the
-// CronJob controller's, and the Go runtime and process collectors, with
+// CronJob and TTL-after-finished controllers', and the Go runtime and process collectors, with
 // kube's names, labels, buckets and stability classes.
 type managerMetrics struct {
 	registry *metrics.Registry
@@ -29,6 +29,9 @@ type managerMetrics struct {
 	// podGC are pod_gc_collector_force_delete_pods_total and
 	// pod_gc_collector_force_delete_pod_errors_total.
 	podGC podgc.Metrics
+	// ttlDeletionDuration is
+	// ttl_after_finished_controller_job_deletion_duration_seconds.
+	ttlDeletionDuration prometheus.Observer
 
 	queueDepth, queueUnfinished, queueLongestRunning *prometheus.GaugeVec
 	queueAdds, queueRetries                          *prometheus.CounterVec
@@ -105,6 +108,9 @@ func newManagerMetrics(reg *metrics.Registry) *managerMetrics {
 			Errors: reg.Counter(metrics.Opts{Name: "pod_gc_collector_force_delete_pod_errors_total",
 				Help: "Pods the pod garbage collector failed to delete, by namespace and reason."}, "namespace", "reason"),
 		},
+		ttlDeletionDuration: reg.Histogram(metrics.Opts{Name: "ttl_after_finished_controller_job_deletion_duration_seconds",
+			Help:    "Seconds from the expiry of a finished Job's TTL to its deletion.",
+			Buckets: prometheus.ExponentialBuckets(0.1, 2, 14)}).WithLabelValues(),
 
 		queueDepth: reg.Gauge(metrics.Opts{Name: "workqueue_depth", Help: "Items waiting in the workqueue."}, "name"),
 		queueAdds:  reg.Counter(metrics.Opts{Name: "workqueue_adds_total", Help: "Items added to the workqueue."}, "name"),

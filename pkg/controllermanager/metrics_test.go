@@ -84,6 +84,7 @@ func TestMetricsFor_ClientGoAndTheCronJobControllerRecordIntoTheRegistry(t *test
 	}
 
 	m.cronJobSkew.Observe(3)
+	m.ttlDeletionDuration.Observe(0.5)
 
 	counter := func(s *dto.Metric) float64 { return s.GetCounter().GetValue() }
 	gauge := func(s *dto.Metric) float64 { return s.GetGauge().GetValue() }
@@ -106,6 +107,7 @@ func TestMetricsFor_ClientGoAndTheCronJobControllerRecordIntoTheRegistry(t *test
 		{"rest_client_request_duration_seconds", map[string]string{"verb": "GET", "host": host}, "ALPHA", count, 1},
 		{"leader_election_master_status", map[string]string{"name": "test-lease"}, "ALPHA", gauge, 0},
 		{"cronjob_controller_job_creation_skew_duration_seconds", nil, "STABLE", count, 1},
+		{"ttl_after_finished_controller_job_deletion_duration_seconds", nil, "ALPHA", count, 1},
 	} {
 		help, s := find(t, m, tc.name, tc.labels)
 		if s == nil {

@@ -32,8 +32,7 @@ func DefaultOptions() Options {
 	return Options{
 		ClientOptions: ClientOptions{APIQPS: 1000, APIBurst: 2000, ContentType: runtime.ContentTypeProtobuf},
 		ControllerOptions: ControllerOptions{Controllers: []string{"*"}, ConcurrentCronJobSyncs: 5, ConcurrentJobSyncs: 5, ConcurrentGCSyncs: 20,
-			TerminatedPodGCThreshold: 12500,
-			GCResync:                 30 * time.Second},
+			ConcurrentTTLSyncs: 5, TerminatedPodGCThreshold: 12500, GCResync: 30 * time.Second},
 		LeaderElectionOptions: LeaderElectionOptions{LeaderElect: true, LeaseDuration: 15 * time.Second,
 			RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second, LeaseNamespace: "kube-system",
 			LeaseName: "kube-controller-manager"},
@@ -116,6 +115,8 @@ type ControllerOptions struct {
 	ConcurrentCronJobSyncs int
 	ConcurrentJobSyncs     int
 	ConcurrentGCSyncs      int
+	// ConcurrentTTLSyncs is the TTL-after-finished controller's workers.
+	ConcurrentTTLSyncs int
 	// TerminatedPodGCThreshold is how many terminated pods may exist
 	// before the pod garbage collector deletes the oldest; zero or less
 	// keeps them all.
@@ -139,6 +140,7 @@ func (o *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 	deprecatedAlias(fs, "concurrent-cronjob-syncs", "concurrent-cron-job-syncs")
 	fs.IntVar(&o.ConcurrentJobSyncs, "concurrent-job-syncs", o.ConcurrentJobSyncs, "Jobs synced at once")
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "garbage collector workers")
+	fs.IntVar(&o.ConcurrentTTLSyncs, "concurrent-ttl-after-finished-syncs", o.ConcurrentTTLSyncs, "finished Jobs checked for an expired TTL at once")
 	fs.IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "terminated pods that may exist before the pod garbage collector deletes the oldest (<= 0: keep them all)")
 	fs.StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "CA bundle published as ca.crt of the kube-root-ca.crt ConfigMap in every namespace (default: the kubeconfig's CA)")
 }

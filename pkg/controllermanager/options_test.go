@@ -19,16 +19,17 @@ func TestEnabled_ControllersFlag(t *testing.T) {
 		flag []string
 		want string
 	}{
-		{[]string{"*"}, "[cronjob-controller job-controller garbage-collector-controller namespace-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
-		{[]string{"*", "-namespace"}, "[cronjob-controller job-controller garbage-collector-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
-		{[]string{"*", "-namespace-controller"}, "[cronjob-controller job-controller garbage-collector-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
+		{[]string{"*"}, "[cronjob-controller job-controller garbage-collector-controller namespace-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller]"},
+		{[]string{"*", "-namespace"}, "[cronjob-controller job-controller garbage-collector-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller]"},
+		{[]string{"*", "-namespace-controller", "-ttl-after-finished"}, "[cronjob-controller job-controller garbage-collector-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
 		{[]string{"root-ca-cert-publisher"}, "[root-ca-certificate-publisher-controller]"},
+		{[]string{"ttl-after-finished"}, "[ttl-after-finished-controller]"},
 		{[]string{"serviceaccount"}, "[serviceaccount-controller]"},
 		{[]string{"clusterrole-aggregation"}, "[clusterrole-aggregation-controller]"},
 		{[]string{"namespace"}, "[namespace-controller]"},
 		{[]string{"job"}, "[job-controller]"},
 		{[]string{"podgc"}, "[pod-garbage-collector-controller]"},
-		{[]string{"*", "-job"}, "[cronjob-controller garbage-collector-controller namespace-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller]"},
+		{[]string{"*", "-job"}, "[cronjob-controller garbage-collector-controller namespace-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller]"},
 		{[]string{"cronjob-controller", "garbagecollector"}, "[cronjob-controller garbage-collector-controller]"},
 		{[]string{"bogus"}, "error"},
 		{[]string{"*", "-bogus"}, "error"},

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 )
 
 // reviewer answers TokenReviews (token "admin" is alice in
@@ -113,7 +114,8 @@ func TestDelegatedAuth_AnswersAsKube(t *testing.T) {
 }
 
 // Only managedFields are dropped: the Job controller reads a Job's spec
-// and labels and its pods' spec and status, the CronJob controller writes
+// and labels and its pods' spec and status, the TTL-after-finished
+// controller a Job's ttlSecondsAfterFinished, the CronJob controller writes
 // a CronJob's status with the whole object, whose metadata the status
 // subresource stores.
 func TestTrimCached_DropsOnlyManagedFields(t *testing.T) {
@@ -126,7 +128,7 @@ func TestTrimCached_DropsOnlyManagedFields(t *testing.T) {
 				Annotations:     map[string]string{"batch.kubernetes.io/cronjob-scheduled-timestamp": "2026-11-23T10:01:00Z"},
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "cj", UID: "cj-uid", Controller: &yes}},
 				ManagedFields:   mf},
-			Spec: batchv1.JobSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"job-name": "j"}},
+			Spec: batchv1.JobSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"job-name": "j"}}, TTLSecondsAfterFinished: ptr.To[int32](30),
 				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}},
 			Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}},
 				CompletionTime: &metav1.Time{}},

@@ -11,10 +11,11 @@
 package kubernetesservice
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"reflect"
 	"sort"
 	"strconv"
@@ -114,9 +115,52 @@ func (o Options) Advertised(bindAddress string) (net.IP, error) {
 		return nil, fmt.Errorf("--advertise-address %q is not an IP address", addr)
 	}
 	if ip.IsUnspecified() {
-		ip = net.IPv4(127, 0, 0, 1)
+		ip = hostIP()
 	}
 	return ip, nil
+}
+
+// hostIP is the address kube-apiserver advertises when bound to all
+// interfaces: the IPv4 address of the interface of the default route,
+// else of the first interface that has a global one, else loopback.
+func hostIP() net.IP {
+	if data, err := os.ReadFile("/proc/net/route"); err == nil {
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			// Iface Destination Gateway ...: the default route goes to
+			// destination 00000000.
+			if f := strings.Fields(line); len(f) > 1 && f[1] == "00000000" {
+				if iface, err := net.InterfaceByName(f[0]); err == nil {
+					if ip := globalIPv4(*iface); ip != nil {
+						return ip
+					}
+				}
+			}
+		}
+	}
+	if ifaces, err := net.Interfaces(); err == nil {
+		for _, iface := range ifaces {
+			if ip := globalIPv4(iface); ip != nil {
+				return ip
+			}
+		}
+	}
+	return net.IPv4(127, 0, 0, 1)
+}
+
+func globalIPv4(iface net.Interface) net.IP {
+	if iface.Flags&net.FlagUp == 0 {
+		return nil
+	}
+	addrs, err := iface.Addrs()
+	if err != nil {
+		return nil
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && n.IP.IsGlobalUnicast() {
+			return n.IP.To4()
+		}
+	}
+	return nil
 }
 
 // Client reads and writes the kubernetes Service and Endpoints.

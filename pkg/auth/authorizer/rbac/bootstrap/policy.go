@@ -74,6 +74,10 @@ var Controllers = map[string][]rbacv1.PolicyRule{
 		rule("").resources("serviceaccounts").verbs("create"),
 		eventsRule,
 	},
+	"ttl-after-finished-controller": {
+		rule("batch").resources("jobs").verbs("delete", "get", "list", "watch"),
+		eventsRule,
+	},
 	"clusterrole-aggregation-controller": {
 		rule("rbac.authorization.k8s.io").resources("clusterroles").verbs("escalate", "get", "list", "patch", "update", "watch"),
 	},
@@ -171,7 +175,7 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 }
 
 func controllerNames() []string {
-	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "generic-garbage-collector", "job-controller", "namespace-controller", "pod-garbage-collector", "root-ca-cert-publisher", "service-account-controller"}
+	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "generic-garbage-collector", "job-controller", "namespace-controller", "pod-garbage-collector", "root-ca-cert-publisher", "service-account-controller", "ttl-after-finished-controller"}
 }
 
 func meta(name string, labels map[string]string) metav1.ObjectMeta {
