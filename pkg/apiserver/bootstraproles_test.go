@@ -19,6 +19,7 @@ func TestBootstrapPolicy_RolesAndBindingsAsKube(t *testing.T) {
 		{"system:service-account-issuer-discovery", `[{"verbs":["get"],"nonResourceURLs":["/.well-known/openid-configuration","/.well-known/openid-configuration/","/openid/v1/jwks","/openid/v1/jwks/"]}]`},
 		{"system:kube-dns", `[{"verbs":["list","watch"],"apiGroups":[""],"resources":["endpoints","services"]}]`},
 		{"system:kube-aggregator", `[{"verbs":["get","list","watch"],"apiGroups":[""],"resources":["endpoints","services"]}]`},
+		{"system:controller:pod-garbage-collector", `[{"verbs":["delete","list","watch"],"apiGroups":[""],"resources":["pods"]},{"verbs":["get","list"],"apiGroups":[""],"resources":["nodes"]},{"verbs":["patch"],"apiGroups":[""],"resources":["pods/status"]}]`},
 		{"system:controller:ttl-after-finished-controller", `[{"verbs":["delete","get","list","watch"],"apiGroups":["batch"],"resources":["jobs"]},{"verbs":["create","patch","update"],"apiGroups":["","events.k8s.io"],"resources":["events"]}]`},
 	}
 	for _, tc := range roles {
@@ -34,6 +35,7 @@ func TestBootstrapPolicy_RolesAndBindingsAsKube(t *testing.T) {
 	bindings := []struct{ name, subjects string }{
 		{"system:service-account-issuer-discovery", `[{"kind":"Group","apiGroup":"rbac.authorization.k8s.io","name":"system:serviceaccounts"}]`},
 		{"system:kube-dns", `[{"kind":"ServiceAccount","name":"kube-dns","namespace":"kube-system"}]`},
+		{"system:controller:pod-garbage-collector", `[{"kind":"ServiceAccount","name":"pod-garbage-collector","namespace":"kube-system"}]`},
 		{"system:controller:ttl-after-finished-controller", `[{"kind":"ServiceAccount","name":"ttl-after-finished-controller","namespace":"kube-system"}]`},
 	}
 	for _, tc := range bindings {
