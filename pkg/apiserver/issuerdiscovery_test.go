@@ -3,6 +3,8 @@ package apiserver_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -11,6 +13,9 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cronplane/cronplane/pkg/apiserver"
+	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
 )
 
 // As the API part of the upstream spec "ServiceAccountIssuerDiscovery
@@ -66,12 +71,68 @@ func TestIssuerDiscovery_ServiceAccountVerifiesItsTokenWithTheKeys(t *testing.T)
 	}{
 		{"GET", "/openid/v1/jwks/", token, 200, `{"keys":[`},
 		{"GET", "/.well-known/openid-configuration/", token, 200, `{"issuer":`},
+		// As kube's router, more trailing slashes name the same document,
+		// which the bootstrap role, matching paths exactly, does not grant.
+		{"GET", "/openid/v1/jwks//", srv.AdminToken, 200, `{"keys":[`},
+		{"GET", "/.well-known/openid-configuration///", srv.AdminToken, 200, `{"issuer":`},
+		{"GET", "/openid/v1/jwks//", token, 403, `cannot get path \"/openid/v1/jwks//\"`},
+		{"GET", "/openid/v1/jwksx", srv.AdminToken, 404, "404 page not found"},
 		{"POST", "/openid/v1/jwks", srv.AdminToken, 405, `"reason":"MethodNotAllowed"`},
 		{"GET", "/openid/v1/jwks", "", 403, `cannot get path \"/openid/v1/jwks\"`},
 	} {
 		resp, body := raw(t, tc.method, tc.path, tc.token, "", "")
 		if resp.StatusCode != tc.code || !strings.Contains(body, tc.body) {
 			t.Errorf("%s %s: %d %s, want %d %s", tc.method, tc.path, resp.StatusCode, body, tc.code, tc.body)
+		}
+	}
+}
+
+// getFrom GETs path from s as its admin.
+func getFrom(t *testing.T, s *apiservertest.Server, path string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, s.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+	resp, err := s.HTTPClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(body)
+}
+
+// Kube requires only https of --service-account-jwks-uri and publishes it
+// as given, query included.
+func TestIssuerDiscovery_PublishesAJWKSURIWithAQueryAsGiven(t *testing.T) {
+	s := apiservertest.Start(t, func(o *apiserver.Options) {
+		o.ServiceAccounts.Issuers = []string{"https://issuer.example"}
+		o.ServiceAccounts.JWKSURI = "https://x/j?q=1"
+	})
+	resp, body := getFrom(t, s, "/.well-known/openid-configuration")
+	if resp.StatusCode != 200 || !strings.Contains(body, `"issuer":"https://issuer.example","jwks_uri":"https://x/j?q=1",`) {
+		t.Fatalf("openid-configuration: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := getFrom(t, s, "/openid/v1/jwks"); resp.StatusCode != 200 || !strings.HasPrefix(body, `{"keys":[`) {
+		t.Fatalf("jwks: %d %s", resp.StatusCode, body)
+	}
+}
+
+// An issuer kube cannot publish (not https, or with a query or fragment)
+// leaves the server running without discovery: its paths are unknown.
+func TestIssuerDiscovery_NotServedForAnIssuerThatIsNotAnHTTPSURL(t *testing.T) {
+	s := apiservertest.Start(t, func(o *apiserver.Options) {
+		o.ServiceAccounts.Issuers = []string{"https://issuer.example/?q=1"}
+	})
+	for _, path := range []string{"/.well-known/openid-configuration", "/openid/v1/jwks", "/openid/v1/jwks/"} {
+		resp, body := getFrom(t, s, path)
+		if resp.StatusCode != 404 || body != "404 page not found\n" {
+			t.Errorf("%s: %d %q", path, resp.StatusCode, body)
 		}
 	}
 }

@@ -78,8 +78,10 @@ func (o *ServiceAccountOptions) Validate() error {
 		errs = append(errs, errors.New("the service-account-max-token-expiration must be between 1 hour and 2^32 seconds"))
 	}
 	if o.JWKSURI != "" {
-		if u, err := url.Parse(o.JWKSURI); err != nil || u.Scheme != "https" {
-			errs = append(errs, fmt.Errorf("service-account-jwks-uri requires https scheme, parsed as: %q", o.JWKSURI))
+		if u, err := url.Parse(o.JWKSURI); err != nil {
+			errs = append(errs, fmt.Errorf("service-account-jwks-uri must be a valid URL: %w", err))
+		} else if u.Scheme != "https" {
+			errs = append(errs, fmt.Errorf("service-account-jwks-uri requires https scheme, parsed as: %s", u.String()))
 		}
 	}
 	return errors.Join(errs...)
@@ -276,12 +278,15 @@ func (o currentObjects) GetSecret(ctx context.Context, namespace, name string) (
 }
 
 // installIssuerDiscovery serves service account issuer discovery, as kube
-// does when the issuer is an https URL: the OpenID configuration and the
-// keys, to GET only, cacheable for an hour. externalURL is this server's
-// address, known once it listens: the default jwks_uri is below it.
+// does when the issuer is an https URL without query or fragment: the
+// OpenID configuration and the keys, to GET only, cacheable for an hour.
+// externalURL is this server's address, known once it listens: the default
+// jwks_uri is below it.
 func (sa *serviceAccounts) installIssuerDiscovery(r *mux.Router, externalURL func() string, logger klog.Logger) {
 	if _, err := serviceaccount.NewOpenIDMetadata(sa.issuers[0], "https://jwks.invalid", sa.keys); err != nil {
-		logger.Info("Not serving service account issuer discovery", "reason", err.Error())
+		// As kube, a server whose issuer cannot be published runs on
+		// without discovery, and says why as an error.
+		logger.Error(err, "Not serving service account issuer discovery")
 		return
 	}
 	var (
@@ -313,13 +318,11 @@ func (sa *serviceAccounts) installIssuerDiscovery(r *mux.Router, externalURL fun
 	}
 	config := serve("application/json", func(m *serviceaccount.OpenIDMetadata) []byte { return m.Configuration })
 	keys := serve("application/jwk-set+json", func(m *serviceaccount.OpenIDMetadata) []byte { return m.KeySet })
-	// The paths with a trailing slash are served too, as kube's.
-	for _, p := range []string{openIDConfigurationPath, openIDConfigurationPath + "/"} {
-		r.Handle(p, config)
-	}
-	for _, p := range []string{jwksPath, jwksPath + "/"} {
-		r.Handle(p, keys)
-	}
+	// As kube's router, any number of trailing slashes names the same
+	// document; authorization has already seen the path as sent, so the
+	// bootstrap role grants only the bare path and one slash.
+	r.Handle(openIDConfigurationPath+"{slashes:/*}", config)
+	r.Handle(jwksPath+"{slashes:/*}", keys)
 }
 
 const (

@@ -128,6 +128,8 @@ func TestNewServiceAccounts_RefusesWhatKubeRefuses(t *testing.T) {
 		{"an empty issuer", ServiceAccountOptions{Issuers: []string{""}}, "service-account-issuer should not be an empty string"},
 		{"an issuer twice", ServiceAccountOptions{Issuers: []string{"a", "a"}}, `service-account-issuer "a" is already specified`},
 		{"an issuer with a colon that is no URL", ServiceAccountOptions{Issuers: []string{"http://[::1"}}, `service-account-issuer "http://[::1" contained a ':' but was not a valid URL`},
+		{"a jwks URI that is not https", ServiceAccountOptions{JWKSURI: "http://x/jwks"}, "service-account-jwks-uri requires https scheme, parsed as: http://x/jwks"},
+		{"a jwks URI that is not a URL", ServiceAccountOptions{JWKSURI: "https://x/%zz"}, `service-account-jwks-uri must be a valid URL: parse "https://x/%zz": invalid URL escape "%zz"`},
 		{"a maximum lifetime under an hour", ServiceAccountOptions{MaxTokenExpiration: 30 * time.Minute}, "the service-account-max-token-expiration must be between 1 hour and 2^32 seconds"},
 		{"a maximum lifetime over 2^32 s", ServiceAccountOptions{MaxTokenExpiration: (1<<32 + 1) * time.Second}, "the service-account-max-token-expiration must be between 1 hour and 2^32 seconds"},
 		{"a missing signing key file", ServiceAccountOptions{SigningKeyFile: "/nonexistent/sa.key"}, "no such file"},

@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/discovery"
@@ -189,22 +188,15 @@ func runControllers(ctx context.Context, root, clients ClientBuilder, ds []Descr
 }
 
 // trimCached drops from cached objects what no controller reads, to save
-// memory: managedFields everywhere, and a Job's labels and spec, its pod
-// template above all, which is most of a Job and of the CronJob
-// controller's memory, as Jobs pile up: it finds a CronJob's Jobs by their
-// controller reference and reads only their annotations and status. Of the
-// spec only ttlSecondsAfterFinished stays, which the TTL-after-finished
-// controller reads. A controller that reads more of Jobs' specs or selects
-// them by label must take this out. Objects a controller writes back whole
-// are kept whole (but for managedFields, which an update leaves alone when
-// it sends none): a CronJob's status write stores its metadata too, as
-// kube's does.
+// memory: managedFields, which an update leaves alone when it sends none.
+// Jobs and Pods are kept whole otherwise: the Job controller reads a Job's
+// spec, pod template and labels, and selects its pods by label, and it
+// and the pod garbage collector read the pods' spec and status. Objects a
+// controller writes back whole are kept whole for the same reason: a
+// CronJob's status write stores its metadata too, as kube's does.
 func trimCached(obj interface{}) (interface{}, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
-	}
-	if o, ok := obj.(*batchv1.Job); ok {
-		o.Labels, o.Spec = nil, batchv1.JobSpec{TTLSecondsAfterFinished: o.Spec.TTLSecondsAfterFinished}
 	}
 	return obj, nil
 }

@@ -14,6 +14,7 @@ import (
 	clientmetrics "k8s.io/client-go/tools/metrics"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/cronplane/cronplane/pkg/controller/podgc"
 	"github.com/cronplane/cronplane/pkg/metrics"
 )
 
@@ -25,6 +26,9 @@ type managerMetrics struct {
 	registry *metrics.Registry
 	// cronJobSkew is cronjob_controller_job_creation_skew_duration_seconds.
 	cronJobSkew prometheus.Observer
+	// podGC are pod_gc_collector_force_delete_pods_total and
+	// pod_gc_collector_force_delete_pod_errors_total.
+	podGC podgc.Metrics
 	// ttlDeletionDuration is
 	// ttl_after_finished_controller_job_deletion_duration_seconds.
 	ttlDeletionDuration prometheus.Observer
@@ -98,6 +102,12 @@ func newManagerMetrics(reg *metrics.Registry) *managerMetrics {
 		cronJobSkew: reg.Histogram(metrics.Opts{Name: "cronjob_controller_job_creation_skew_duration_seconds", Stability: metrics.Stable,
 			Help:    "Seconds from the time a CronJob was scheduled to run to the creation of its Job.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 10)}).WithLabelValues(),
+		podGC: podgc.Metrics{
+			Deleting: reg.Counter(metrics.Opts{Name: "pod_gc_collector_force_delete_pods_total",
+				Help: "Pods the pod garbage collector tried to delete without grace, by namespace and reason: terminated, out-of-service, orphaned or unscheduled."}, "namespace", "reason"),
+			Errors: reg.Counter(metrics.Opts{Name: "pod_gc_collector_force_delete_pod_errors_total",
+				Help: "Pods the pod garbage collector failed to delete, by namespace and reason."}, "namespace", "reason"),
+		},
 		ttlDeletionDuration: reg.Histogram(metrics.Opts{Name: "ttl_after_finished_controller_job_deletion_duration_seconds",
 			Help:    "Seconds from the expiry of a finished Job's TTL to its deletion.",
 			Buckets: prometheus.ExponentialBuckets(0.1, 2, 14)}).WithLabelValues(),

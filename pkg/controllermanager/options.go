@@ -31,8 +31,8 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		ClientOptions: ClientOptions{APIQPS: 1000, APIBurst: 2000, ContentType: runtime.ContentTypeProtobuf},
-		ControllerOptions: ControllerOptions{Controllers: []string{"*"}, ConcurrentCronJobSyncs: 5, ConcurrentGCSyncs: 20,
-			ConcurrentTTLSyncs: 5, GCResync: 30 * time.Second},
+		ControllerOptions: ControllerOptions{Controllers: []string{"*"}, ConcurrentCronJobSyncs: 5, ConcurrentJobSyncs: 5, ConcurrentGCSyncs: 20,
+			ConcurrentTTLSyncs: 5, TerminatedPodGCThreshold: 12500, GCResync: 30 * time.Second},
 		LeaderElectionOptions: LeaderElectionOptions{LeaderElect: true, LeaseDuration: 15 * time.Second,
 			RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second, LeaseNamespace: "kube-system",
 			LeaseName: "kube-controller-manager"},
@@ -113,9 +113,14 @@ type ControllerOptions struct {
 	// one, "-name" to leave one out.
 	Controllers            []string
 	ConcurrentCronJobSyncs int
+	ConcurrentJobSyncs     int
 	ConcurrentGCSyncs      int
 	// ConcurrentTTLSyncs is the TTL-after-finished controller's workers.
 	ConcurrentTTLSyncs int
+	// TerminatedPodGCThreshold is how many terminated pods may exist
+	// before the pod garbage collector deletes the oldest; zero or less
+	// keeps them all.
+	TerminatedPodGCThreshold int
 	// GCResync is how often the garbage collector reads discovery again
 	// to watch resources served since it started.
 	GCResync time.Duration
@@ -123,7 +128,8 @@ type ControllerOptions struct {
 	// namespace; empty means the CA of the controller-manager's
 	// kubeconfig.
 	RootCAFile string
-	// Clock overrides the cronjob controller's clock (tests).
+	// Clock overrides the controllers' clock (tests): the cronjob
+	// controller's, and the Job controller's when it can tick.
 	Clock clock.PassiveClock
 }
 
@@ -132,8 +138,10 @@ func (o *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, "controllers to run: '*' for all ("+ControllerNames()+"), 'name' to add one, '-name' to leave one out (an alias may stand for a name)")
 	fs.IntVar(&o.ConcurrentCronJobSyncs, "concurrent-cron-job-syncs", o.ConcurrentCronJobSyncs, "CronJobs synced at once")
 	deprecatedAlias(fs, "concurrent-cronjob-syncs", "concurrent-cron-job-syncs")
+	fs.IntVar(&o.ConcurrentJobSyncs, "concurrent-job-syncs", o.ConcurrentJobSyncs, "Jobs synced at once")
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "garbage collector workers")
 	fs.IntVar(&o.ConcurrentTTLSyncs, "concurrent-ttl-after-finished-syncs", o.ConcurrentTTLSyncs, "finished Jobs checked for an expired TTL at once")
+	fs.IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "terminated pods that may exist before the pod garbage collector deletes the oldest (<= 0: keep them all)")
 	fs.StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "CA bundle published as ca.crt of the kube-root-ca.crt ConfigMap in every namespace (default: the kubeconfig's CA)")
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
@@ -18,15 +19,18 @@ func TestEnabled_ControllersFlag(t *testing.T) {
 		flag []string
 		want string
 	}{
-		{[]string{"*"}, "[cronjob-controller garbage-collector-controller namespace-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller scheduler]"},
-		{[]string{"*", "-namespace"}, "[cronjob-controller garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller scheduler]"},
-		{[]string{"*", "-namespace-controller", "-ttl-after-finished"}, "[cronjob-controller garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller scheduler]"},
+		{[]string{"*"}, "[cronjob-controller job-controller garbage-collector-controller namespace-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller scheduler]"},
+		{[]string{"*", "-namespace"}, "[cronjob-controller job-controller garbage-collector-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller scheduler]"},
+		{[]string{"*", "-namespace-controller", "-ttl-after-finished"}, "[cronjob-controller job-controller garbage-collector-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller scheduler]"},
 		{[]string{"root-ca-cert-publisher"}, "[root-ca-certificate-publisher-controller]"},
 		{[]string{"ttl-after-finished"}, "[ttl-after-finished-controller]"},
 		{[]string{"serviceaccount"}, "[serviceaccount-controller]"},
-		{[]string{"*", "-scheduler"}, "[cronjob-controller garbage-collector-controller namespace-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller]"},
+		{[]string{"*", "-scheduler"}, "[cronjob-controller job-controller garbage-collector-controller namespace-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller]"},
 		{[]string{"clusterrole-aggregation"}, "[clusterrole-aggregation-controller]"},
 		{[]string{"namespace"}, "[namespace-controller]"},
+		{[]string{"job"}, "[job-controller]"},
+		{[]string{"podgc"}, "[pod-garbage-collector-controller]"},
+		{[]string{"*", "-job"}, "[cronjob-controller garbage-collector-controller namespace-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller scheduler]"},
 		{[]string{"cronjob-controller", "garbagecollector"}, "[cronjob-controller garbage-collector-controller]"},
 		{[]string{"bogus"}, "error"},
 		{[]string{"*", "-bogus"}, "error"},
@@ -67,10 +71,26 @@ func TestUnserved_DisablesControllersWhoseResourcesAreNotServed(t *testing.T) {
 	if got, err := unserved(client.Discovery(), cronjobs); got != nil || err != nil {
 		t.Fatalf("cronjob with batch/v1 served: %v %v", got, err)
 	}
+	// The Job controller needs pods too.
+	if got, err := unserved(client.Discovery(), jobController().Requires); err != nil || got == nil || got.String() != "/v1, Resource=pods" {
+		t.Fatalf("job without pods served: %v %v", got, err)
+	}
 }
 
 // Discovery that cannot answer says nothing about what is served: the
 // error comes back, and no resource is named unserved.
+func TestDefaultOptions_JobAndPodGCFlagsAsKube(t *testing.T) {
+	o := DefaultOptions()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if o.ConcurrentJobSyncs != 5 || o.TerminatedPodGCThreshold != 12500 {
+		t.Fatalf("defaults --concurrent-job-syncs %d, --terminated-pod-gc-threshold %d; want kube's 5, 12500", o.ConcurrentJobSyncs, o.TerminatedPodGCThreshold)
+	}
+	if err := fs.Parse([]string{"--concurrent-job-syncs=9", "--terminated-pod-gc-threshold=3"}); err != nil || o.ConcurrentJobSyncs != 9 || o.TerminatedPodGCThreshold != 3 {
+		t.Fatalf("flags: %d %d, %v", o.ConcurrentJobSyncs, o.TerminatedPodGCThreshold, err)
+	}
+}
+
 func TestUnserved_DiscoveryErrorIsNotAnAnswer(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

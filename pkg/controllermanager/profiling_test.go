@@ -113,35 +113,40 @@ func TestDelegatedAuth_AnswersAsKube(t *testing.T) {
 	}
 }
 
-func TestTrimCached_KeepsWhatTheCronJobAndTTLControllersRead(t *testing.T) {
+// Only managedFields are dropped: the Job controller reads a Job's spec
+// and labels and its pods' spec and status, the TTL-after-finished
+// controller a Job's ttlSecondsAfterFinished, the CronJob controller writes
+// a CronJob's status with the whole object, whose metadata the status
+// subresource stores.
+func TestTrimCached_DropsOnlyManagedFields(t *testing.T) {
 	yes := true
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", UID: "j-uid", ResourceVersion: "7",
-			Labels:          map[string]string{"job-name": "j"},
-			Annotations:     map[string]string{"batch.kubernetes.io/cronjob-scheduled-timestamp": "2026-11-23T10:01:00Z"},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "cj", UID: "cj-uid", Controller: &yes}},
-			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}},
-		Spec: batchv1.JobSpec{TTLSecondsAfterFinished: ptr.To[int32](30),
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}},
-		Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}},
-			CompletionTime: &metav1.Time{}},
-	}
-	want := job.DeepCopy()
-	want.Labels, want.ManagedFields, want.Spec = nil, nil, batchv1.JobSpec{TTLSecondsAfterFinished: ptr.To[int32](30)}
-	got, err := trimCached(job)
-	if err != nil || !equality.Semantic.DeepEqual(got, want) {
-		t.Fatalf("trimmed Job %+v, %v; want %+v", got, err, want)
-	}
-
-	// The controller writes a CronJob's status with the whole object,
-	// whose metadata the status subresource stores.
-	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "cj", Labels: map[string]string{"a": "b"}, Annotations: map[string]string{"c": "d"},
-		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}},
-		Spec: batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"x": "y"}}}}}
-	wantCJ := cj.DeepCopy()
-	wantCJ.ManagedFields = nil
-	if got, err := trimCached(cj); err != nil || !equality.Semantic.DeepEqual(got, wantCJ) {
-		t.Fatalf("trimmed CronJob %+v, %v; want %+v", got, err, wantCJ)
+	mf := []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}
+	for _, obj := range []metav1.Object{
+		&batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", UID: "j-uid", ResourceVersion: "7",
+				Labels:          map[string]string{"job-name": "j"},
+				Annotations:     map[string]string{"batch.kubernetes.io/cronjob-scheduled-timestamp": "2026-11-23T10:01:00Z"},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "cj", UID: "cj-uid", Controller: &yes}},
+				ManagedFields:   mf},
+			Spec: batchv1.JobSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"job-name": "j"}}, TTLSecondsAfterFinished: ptr.To[int32](30),
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}},
+			Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}},
+				CompletionTime: &metav1.Time{}},
+		},
+		&batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "cj", Labels: map[string]string{"a": "b"}, Annotations: map[string]string{"c": "d"},
+			ManagedFields: mf},
+			Spec: batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"x": "y"}}}}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"job-name": "j"}, Finalizers: []string{"batch.kubernetes.io/job-tracking"},
+			ManagedFields: mf},
+			Spec:   corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodSucceeded}},
+	} {
+		want := obj.(runtime.Object).DeepCopyObject().(metav1.Object)
+		want.SetManagedFields(nil)
+		got, err := trimCached(obj)
+		if err != nil || !equality.Semantic.DeepEqual(got, want) {
+			t.Errorf("trimmed %T %+v, %v; want %+v", obj, got, err, want)
+		}
 	}
 }
 

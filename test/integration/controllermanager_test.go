@@ -158,7 +158,7 @@ func TestCronJobController_CreatesJobAndTracksItsCompletion(t *testing.T) {
 	}
 	// Written as kube's controller-manager writes it: its User-Agent
 	// makes the field manager.
-	if mf := job.ManagedFields; len(mf) != 1 || mf[0].Manager != "kube-controller-manager" || mf[0].Operation != metav1.ManagedFieldsOperationUpdate {
+	if mf := jobEntries(job.ManagedFields); len(mf) != 1 || mf[0].Manager != "kube-controller-manager" || mf[0].Operation != metav1.ManagedFieldsOperationUpdate {
 		t.Fatalf("job managedFields %+v", mf)
 	}
 	waitFor(t, "status.active", func() (bool, error) {
@@ -175,13 +175,10 @@ func TestCronJobController_CreatesJobAndTracksItsCompletion(t *testing.T) {
 		return err == nil && len(evs.Items) > 0, err
 	})
 
-	now := metav1.Now()
-	job.Status.StartTime, job.Status.CompletionTime = &now, &now
-	job.Status.Succeeded = 1
-	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
-	if _, err := srv.Client.BatchV1().Jobs(ns).UpdateStatus(context.Background(), &job, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	// The Job controller runs the Job's pod; its success completes the
+	// Job.
+	waitFor(t, "the Job's pod", func() (bool, error) { return len(podsOf(t, ns)) == 1, nil })
+	succeed(t, podsOf(t, ns)[0])
 	waitFor(t, "the completed Job to leave status.active", func() (bool, error) {
 		got, err := srv.Client.BatchV1().CronJobs(ns).Get(context.Background(), "tick", metav1.GetOptions{})
 		return err == nil && len(got.Status.Active) == 0 && got.Status.LastSuccessfulTime != nil, err

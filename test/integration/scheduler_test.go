@@ -13,12 +13,16 @@ import (
 
 // readyNode creates a node the test marks Ready, with room for 10 pods,
 // 2 cpus and 4Gi, as a kubelet would report it; it is deleted after the
-// test.
-func readyNode(t *testing.T) string {
+// test. It is tainted so that only pods tolerating key take it: the
+// pending pods of other tests' Jobs stay off it.
+func readyNode(t *testing.T, key string) string {
 	t.Helper()
 	ctx := context.Background()
 	name := "node-" + rand.String(5)
-	node, err := srv.Client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	node, err := srv.Client.CoreV1().Nodes().Create(ctx, &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: key, Effect: corev1.TaintEffectNoSchedule}}},
+	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,11 +36,11 @@ func readyNode(t *testing.T) string {
 	return name
 }
 
-func createPod(t *testing.T, ns, name, cpu string) {
+func createPod(t *testing.T, ns, name, cpu, tolerate string) {
 	t.Helper()
 	_, err := srv.Client.CoreV1().Pods(ns).Create(context.Background(), &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox", Resources: corev1.ResourceRequirements{
+		Spec: corev1.PodSpec{Tolerations: []corev1.Toleration{{Key: tolerate, Operator: corev1.TolerationOpExists}}, Containers: []corev1.Container{{Name: "c", Image: "busybox", Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)},
 		}}}},
 	}, metav1.CreateOptions{})
@@ -65,7 +69,8 @@ func eventFor(t *testing.T, ns, name, reason string) *corev1.Event {
 
 func TestScheduler_BindsAPodToAReadyNodeAndReportsOneThatFitsNowhere(t *testing.T) {
 	ns := newNamespace(t, "scheduler")
-	node := readyNode(t)
+	key := "cronplane.test/" + ns
+	node := readyNode(t, key)
 	start(t, "solo", false)
 	ctx := context.Background()
 	waitFor(t, "the namespace's default service account", func() (bool, error) {
@@ -73,7 +78,7 @@ func TestScheduler_BindsAPodToAReadyNodeAndReportsOneThatFitsNowhere(t *testing.
 		return err == nil, nil
 	})
 
-	createPod(t, ns, "fits", "1500m")
+	createPod(t, ns, "fits", "1500m", key)
 	waitFor(t, "the pod bound to the node", func() (bool, error) {
 		pod, err := srv.Client.CoreV1().Pods(ns).Get(ctx, "fits", metav1.GetOptions{})
 		return err == nil && pod.Spec.NodeName == node, err
@@ -84,7 +89,7 @@ func TestScheduler_BindsAPodToAReadyNodeAndReportsOneThatFitsNowhere(t *testing.
 	})
 
 	// The node has 500m left: the bound pod's requests count.
-	createPod(t, ns, "too-big", "1")
+	createPod(t, ns, "too-big", "1", key)
 	const want = "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.."
 	waitFor(t, "the PodScheduled condition", func() (bool, error) {
 		pod, err := srv.Client.CoreV1().Pods(ns).Get(ctx, "too-big", metav1.GetOptions{})

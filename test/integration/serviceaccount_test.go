@@ -69,9 +69,9 @@ func TestServiceAccountController_KeepsADefaultAccountInEveryNamespace(t *testin
 }
 
 func TestUseServiceAccountCredentials_ControllersActWithTheirOwnAccounts(t *testing.T) {
-	runManager(t, true, "cronjob", "garbagecollector", "namespace", "serviceaccount")
+	runManager(t, true, "cronjob", "job", "garbagecollector", "namespace", "serviceaccount")
 	// kube's account names, in kube-system.
-	want := []string{"cronjob-controller", "generic-garbage-collector", "namespace-controller", "service-account-controller"}
+	want := []string{"cronjob-controller", "job-controller", "generic-garbage-collector", "namespace-controller", "service-account-controller"}
 	waitFor(t, "the controllers' accounts", func() (bool, error) {
 		for _, name := range want {
 			if _, err := getAccount("kube-system", name); err != nil {
@@ -86,7 +86,7 @@ func TestUseServiceAccountCredentials_ControllersActWithTheirOwnAccounts(t *test
 	ns := newNamespace(t, "sa-credentials")
 	createCronJob(t, ns, "tick")
 	waitFor(t, "a Job", func() (bool, error) { return len(jobsOf(t, ns)) == 1, nil })
-	if mf := jobsOf(t, ns)[0].ManagedFields; len(mf) != 1 || mf[0].Manager != "kube-controller-manager" {
+	if mf := jobEntries(jobsOf(t, ns)[0].ManagedFields); len(mf) != 1 || mf[0].Manager != "kube-controller-manager" {
 		t.Fatalf("job managedFields %+v", mf)
 	}
 

@@ -23,13 +23,17 @@ type OpenIDMetadata struct {
 }
 
 // NewOpenIDMetadata describes issuer, whose keys are published at jwksURI.
-// As kube requires, both are https URLs; the keys are listed once each.
+// As kube requires, the issuer is an https URL without query or fragment
+// (it names the document below it), and jwksURI is an https URL, published
+// as given; the keys are listed once each.
 func NewOpenIDMetadata(issuer, jwksURI string, keys []crypto.PublicKey) (*OpenIDMetadata, error) {
-	if err := httpsURL("issuer", issuer); err != nil {
+	if err := validIssuer(issuer); err != nil {
 		return nil, err
 	}
-	if err := httpsURL("jwks_uri", jwksURI); err != nil {
-		return nil, err
+	if u, err := url.Parse(jwksURI); err != nil {
+		return nil, fmt.Errorf("jwks URI is invalid: %w", err)
+	} else if u.Scheme != "https" {
+		return nil, fmt.Errorf("jwks URI must use https scheme, got: %s", jwksURI)
 	}
 	set := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{}}
 	algs := map[string]bool{}
@@ -72,16 +76,17 @@ func NewOpenIDMetadata(issuer, jwksURI string, keys []crypto.PublicKey) (*OpenID
 	return &OpenIDMetadata{Configuration: config, KeySet: keySet}, nil
 }
 
-func httpsURL(what, s string) error {
-	u, err := url.Parse(s)
-	if err != nil {
-		return fmt.Errorf("%s %q: %w", what, s, err)
-	}
-	if u.Scheme != "https" {
-		return fmt.Errorf("%s URL must use https scheme, got: %s", what, s)
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return fmt.Errorf("%s URL must not have a query or fragment, got: %s", what, s)
+func validIssuer(issuer string) error {
+	u, err := url.Parse(issuer)
+	switch {
+	case err != nil:
+		return fmt.Errorf("issuer URL is invalid: %w", err)
+	case u.Scheme != "https":
+		return fmt.Errorf("issuer URL must use https scheme, got: %s", issuer)
+	case u.RawQuery != "":
+		return fmt.Errorf("issuer URL may not include a query, got: %s", issuer)
+	case u.Fragment != "":
+		return fmt.Errorf("issuer URL may not include a fragment, got: %s", issuer)
 	}
 	return nil
 }

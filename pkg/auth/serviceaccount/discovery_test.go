@@ -32,8 +32,14 @@ func TestOpenIDMetadata_KeysOnceEachAndHTTPSOnly(t *testing.T) {
 			keys: []crypto.PublicKey{&rsaKey.PublicKey, &ecKey.PublicKey}, algs: `["ES384","RS256"]`, keyCount: 2},
 		{name: "an issuer that is not an https URL", issuer: "cronplane", jwks: "https://issuer.example/keys",
 			keys: []crypto.PublicKey{&rsaKey.PublicKey}, err: "issuer URL must use https scheme, got: cronplane"},
-		{name: "a jwks_uri with a query", issuer: "https://issuer.example", jwks: "https://issuer.example/keys?x=1",
-			keys: []crypto.PublicKey{&rsaKey.PublicKey}, err: "jwks_uri URL must not have a query or fragment"},
+		{name: "a jwks_uri with a query is published as given", issuer: "https://issuer.example", jwks: "https://issuer.example/keys?x=1",
+			keys: []crypto.PublicKey{&rsaKey.PublicKey}, algs: `["RS256"]`, keyCount: 1},
+		{name: "an issuer with a query", issuer: "https://issuer.example/?q=1", jwks: "https://issuer.example/keys",
+			keys: []crypto.PublicKey{&rsaKey.PublicKey}, err: "issuer URL may not include a query, got: https://issuer.example/?q=1"},
+		{name: "an issuer with a fragment", issuer: "https://issuer.example/p#f", jwks: "https://issuer.example/keys",
+			keys: []crypto.PublicKey{&rsaKey.PublicKey}, err: "issuer URL may not include a fragment, got: https://issuer.example/p#f"},
+		{name: "a jwks_uri that is not https", issuer: "https://issuer.example", jwks: "http://issuer.example/keys",
+			keys: []crypto.PublicKey{&rsaKey.PublicKey}, err: "jwks URI must use https scheme, got: http://issuer.example/keys"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,6 +52,9 @@ func TestOpenIDMetadata_KeysOnceEachAndHTTPSOnly(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if !strings.Contains(string(m.Configuration), `"jwks_uri":"`+tc.jwks+`"`) {
+				t.Fatalf("configuration %s, want jwks_uri %s", m.Configuration, tc.jwks)
 			}
 			if !strings.Contains(string(m.Configuration), `"id_token_signing_alg_values_supported":`+tc.algs) {
 				t.Fatalf("configuration %s, want algorithms %s", m.Configuration, tc.algs)

@@ -69,6 +69,11 @@ var Controllers = map[string][]rbacv1.PolicyRule{
 		rule("").resources("namespaces/finalize", "namespaces/status").verbs("update"),
 		rule("*").resources("*").verbs("delete", "deletecollection", "get", "list"),
 	},
+	"pod-garbage-collector": {
+		rule("").resources("pods").verbs("delete", "list", "watch"),
+		rule("").resources("nodes").verbs("get", "list"),
+		rule("").resources("pods/status").verbs("patch"),
+	},
 	"root-ca-cert-publisher": {
 		rule("").resources("configmaps").verbs("create", "update"),
 		eventsRule,
@@ -203,7 +208,7 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 }
 
 func controllerNames() []string {
-	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "generic-garbage-collector", "job-controller", "namespace-controller", "root-ca-cert-publisher", "service-account-controller", "ttl-after-finished-controller"}
+	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "generic-garbage-collector", "job-controller", "namespace-controller", "pod-garbage-collector", "root-ca-cert-publisher", "service-account-controller", "ttl-after-finished-controller"}
 }
 
 func meta(name string, labels map[string]string) metav1.ObjectMeta {

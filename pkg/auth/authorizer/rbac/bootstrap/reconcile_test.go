@@ -123,34 +123,44 @@ func TestReconcile_RestoresWhatIsMissingAndKeepsAdditions(t *testing.T) {
 	}
 }
 
-func TestClusterRoles_JobControllerHasKubesRulesAndBinding(t *testing.T) {
-	// kube-apiserver v1.29's system:controller:job-controller, as it
-	// serves it.
-	want := []rbacv1.PolicyRule{
-		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "list", "patch", "update", "watch"}},
-		{APIGroups: []string{"batch"}, Resources: []string{"jobs/status"}, Verbs: []string{"update"}},
-		{APIGroups: []string{"batch"}, Resources: []string{"jobs/finalizers"}, Verbs: []string{"update"}},
-		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "delete", "list", "patch", "watch"}},
-		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
+// kube-apiserver v1.29's roles of the controllers, as it serves them,
+// each bound to the controller's account in kube-system.
+func TestClusterRoles_ControllersHaveKubesRulesAndBinding(t *testing.T) {
+	want := map[string][]rbacv1.PolicyRule{
+		"job-controller": {
+			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "list", "patch", "update", "watch"}},
+			{APIGroups: []string{"batch"}, Resources: []string{"jobs/status"}, Verbs: []string{"update"}},
+			{APIGroups: []string{"batch"}, Resources: []string{"jobs/finalizers"}, Verbs: []string{"update"}},
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "delete", "list", "patch", "watch"}},
+			{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
+		},
+		"pod-garbage-collector": {
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"delete", "list", "watch"}},
+			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list"}},
+			{APIGroups: []string{""}, Resources: []string{"pods/status"}, Verbs: []string{"patch"}},
+		},
 	}
-	var role *rbacv1.ClusterRole
+	roles := map[string]*rbacv1.ClusterRole{}
 	for _, r := range ClusterRoles() {
-		if r.Name == "system:controller:job-controller" {
-			role = r
-		}
+		roles[r.Name] = r
 	}
-	if role == nil || !reflect.DeepEqual(role.Rules, want) {
-		t.Fatalf("role %+v", role)
-	}
+	bindings := map[string]*rbacv1.ClusterRoleBinding{}
 	for _, b := range ClusterRoleBindings() {
-		if b.Name == "system:controller:job-controller" {
-			if s := b.Subjects; len(s) != 1 || s[0].Kind != rbacv1.ServiceAccountKind || s[0].Name != "job-controller" || s[0].Namespace != "kube-system" {
-				t.Fatalf("subjects %+v", s)
-			}
-			return
+		bindings[b.Name] = b
+	}
+	for name, rules := range want {
+		if role := roles[ControllerRolePrefix+name]; role == nil || !reflect.DeepEqual(role.Rules, rules) {
+			t.Errorf("%s: role %+v", name, role)
+		}
+		b := bindings[ControllerRolePrefix+name]
+		if b == nil || b.RoleRef.Name != ControllerRolePrefix+name {
+			t.Errorf("%s: binding %+v", name, b)
+			continue
+		}
+		if s := b.Subjects; len(s) != 1 || s[0].Kind != rbacv1.ServiceAccountKind || s[0].Name != name || s[0].Namespace != "kube-system" {
+			t.Errorf("%s: subjects %+v", name, s)
 		}
 	}
-	t.Fatal("no binding")
 }
 
 // kube-apiserver v1.29's system:auth-delegator and
