@@ -8,20 +8,19 @@ package rootcacertpublisher
 
 import (
 	"context"
-	"fmt"
 	"reflect"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/cronplane/cronplane/pkg/controller/worker"
 )
 
 // Kube's name of the ConfigMap, its key, and the annotation that says
@@ -87,28 +86,8 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return
 	}
-	for i := 0; i < workers; i++ {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			for c.processNext(ctx) {
-			}
-		}, time.Second)
-	}
+	worker.Loop[string]{Queue: c.queue, Sync: worker.Plain(c.sync), Describe: func(ns string) string { return "root CA of namespace " + ns }}.Start(ctx, workers)
 	<-ctx.Done()
-}
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.sync(ctx, key.(string)); err != nil {
-		utilruntime.HandleError(fmt.Errorf("root CA of namespace %s: %w", key, err))
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
 }
 
 // sync creates the namespace's ConfigMap, or puts back its data and
