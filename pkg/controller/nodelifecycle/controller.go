@@ -100,6 +100,17 @@ func (c *Controller) Sync(ctx context.Context) {
 		klog.FromContext(ctx).Error(err, "listing nodes")
 		return
 	}
+	pods, err := c.pods.List(labels.Everything())
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "listing pods")
+		return
+	}
+	bound := map[string][]*corev1.Pod{}
+	for _, p := range pods {
+		if p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
+			bound[p.Spec.NodeName] = append(bound[p.Spec.NodeName], p)
+		}
+	}
 	seen := map[string]bool{}
 	for _, n := range nodes {
 		seen[n.Name] = true
@@ -108,7 +119,7 @@ func (c *Controller) Sync(ctx context.Context) {
 			klog.FromContext(ctx).Error(err, "monitoring node", "node", n.Name)
 			continue
 		}
-		if err := c.syncPods(ctx, node); err != nil {
+		if err := c.syncPods(ctx, node, bound[node.Name]); err != nil {
 			klog.FromContext(ctx).Error(err, "syncing pods of node", "node", n.Name)
 		}
 	}
@@ -225,13 +236,10 @@ func (c *Controller) syncTaints(ctx context.Context, node *corev1.Node) (*corev1
 	return c.client.CoreV1().Nodes().Update(ctx, tainted, metav1.UpdateOptions{})
 }
 
-// syncPods marks the pods of a node that is not ready as not ready, and
-// evicts those whose toleration of the node's NoExecute taints ran out.
-func (c *Controller) syncPods(ctx context.Context, node *corev1.Node) error {
-	pods, err := c.pods.List(labels.Everything())
-	if err != nil {
-		return err
-	}
+// syncPods looks at the pods bound to the node and not being deleted: it
+// marks them not ready when the node is not ready, and evicts those whose
+// toleration of the node's NoExecute taints ran out.
+func (c *Controller) syncPods(ctx context.Context, node *corev1.Node, pods []*corev1.Pod) error {
 	nodeReady := true
 	if cond := condition(node, corev1.NodeReady); cond == nil || cond.Status != corev1.ConditionTrue {
 		nodeReady = false
@@ -243,9 +251,6 @@ func (c *Controller) syncPods(ctx context.Context, node *corev1.Node) error {
 		}
 	}
 	for _, pod := range pods {
-		if pod.Spec.NodeName != node.Name || pod.DeletionTimestamp != nil {
-			continue
-		}
 		if len(noExecute) > 0 {
 			evicted, err := c.evict(ctx, pod, noExecute)
 			if err != nil {
