@@ -13,7 +13,8 @@ import (
 
 // nodeLifecycleController runs with kube's name, alias and client name,
 // checking the nodes every --node-monitor-period and judging one silent
-// for --node-monitor-grace-period unreachable.
+// for --node-monitor-grace-period (--node-startup-grace-period before its
+// first status) unreachable.
 func nodeLifecycleController() Descriptor {
 	const name = "node-controller"
 	return Descriptor{
@@ -31,7 +32,7 @@ func nodeLifecycleController() Descriptor {
 			}
 			core := cc.Informers.Core().V1()
 			c := nodelifecycle.New(client, core.Nodes(), core.Pods(), cc.Informers.Coordination().V1().Leases(), clock.RealClock{},
-				cc.Options.NodeMonitorPeriod, cc.Options.NodeMonitorGracePeriod)
+				cc.Options.NodeMonitorPeriod, cc.Options.NodeMonitorGracePeriod, cc.Options.NodeStartupGracePeriod)
 			return c.Run, nil
 		},
 	}

@@ -33,7 +33,7 @@ func DefaultOptions() Options {
 		ClientOptions: ClientOptions{APIQPS: 1000, APIBurst: 2000, ContentType: runtime.ContentTypeProtobuf},
 		ControllerOptions: ControllerOptions{Controllers: []string{"*"}, ConcurrentCronJobSyncs: 5, ConcurrentJobSyncs: 5, ConcurrentGCSyncs: 20,
 			ConcurrentTTLSyncs: 5, TerminatedPodGCThreshold: 12500, GCResync: 30 * time.Second,
-			NodeMonitorPeriod: 5 * time.Second, NodeMonitorGracePeriod: 40 * time.Second},
+			NodeMonitorPeriod: 5 * time.Second, NodeMonitorGracePeriod: 40 * time.Second, NodeStartupGracePeriod: time.Minute},
 		LeaderElectionOptions: LeaderElectionOptions{LeaderElect: true, LeaseDuration: 15 * time.Second,
 			RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second, LeaseNamespace: "kube-system",
 			LeaseName: "kube-controller-manager"},
@@ -128,6 +128,9 @@ type ControllerOptions struct {
 	// NodeMonitorGracePeriod is how long a kubelet may renew neither its
 	// Lease nor its status before its node is marked Unknown.
 	NodeMonitorGracePeriod time.Duration
+	// NodeStartupGracePeriod replaces NodeMonitorGracePeriod for a node
+	// that has not posted a Ready condition yet.
+	NodeStartupGracePeriod time.Duration
 	// GCResync is how often the garbage collector reads discovery again
 	// to watch resources served since it started.
 	GCResync time.Duration
@@ -151,6 +154,7 @@ func (o *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "terminated pods that may exist before the pod garbage collector deletes the oldest (<= 0: keep them all)")
 	fs.DurationVar(&o.NodeMonitorPeriod, "node-monitor-period", o.NodeMonitorPeriod, "how often the node lifecycle controller checks every node's health")
 	fs.DurationVar(&o.NodeMonitorGracePeriod, "node-monitor-grace-period", o.NodeMonitorGracePeriod, "how long a node's kubelet may renew neither its Lease nor its status before the node is marked unhealthy (Unknown)")
+	fs.DurationVar(&o.NodeStartupGracePeriod, "node-startup-grace-period", o.NodeStartupGracePeriod, "how long a new node's kubelet may take to post its status before the node is marked unhealthy (Unknown)")
 	fs.StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "CA bundle published as ca.crt of the kube-root-ca.crt ConfigMap in every namespace (default: the kubeconfig's CA)")
 }
 

@@ -97,8 +97,8 @@ func TestDefaultOptions_NodeMonitorFlagsAsKube(t *testing.T) {
 	o := DefaultOptions()
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	o.AddFlags(fs)
-	if o.NodeMonitorPeriod != 5*time.Second || o.NodeMonitorGracePeriod != 40*time.Second {
-		t.Fatalf("defaults --node-monitor-period %v, --node-monitor-grace-period %v; want kube's 5s, 40s", o.NodeMonitorPeriod, o.NodeMonitorGracePeriod)
+	if o.NodeMonitorPeriod != 5*time.Second || o.NodeMonitorGracePeriod != 40*time.Second || o.NodeStartupGracePeriod != time.Minute {
+		t.Fatalf("defaults --node-monitor-period %v, --node-monitor-grace-period %v, --node-startup-grace-period %v; want kube's 5s, 40s, 1m", o.NodeMonitorPeriod, o.NodeMonitorGracePeriod, o.NodeStartupGracePeriod)
 	}
 	if err := fs.Parse([]string{"--node-monitor-period=1s", "--node-monitor-grace-period=7s"}); err != nil || o.NodeMonitorPeriod != time.Second || o.NodeMonitorGracePeriod != 7*time.Second {
 		t.Fatalf("flags: %v %v, %v", o.NodeMonitorPeriod, o.NodeMonitorGracePeriod, err)

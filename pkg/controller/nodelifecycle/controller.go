@@ -71,17 +71,21 @@ type Controller struct {
 	clock       clock.Clock
 	period      time.Duration
 	gracePeriod time.Duration
-	probes      map[string]probe
+	// startupGrace replaces gracePeriod for a node whose kubelet has not
+	// posted a Ready condition yet: it may still be starting.
+	startupGrace time.Duration
+	probes       map[string]probe
 }
 
 // New builds the controller: it looks every period at the nodes, and
 // judges a node whose kubelet renewed neither its Lease nor its status
-// for gracePeriod unreachable.
-func New(client kubernetes.Interface, nodes coreinformers.NodeInformer, pods coreinformers.PodInformer, leases coordinationinformers.LeaseInformer, clk clock.Clock, period, gracePeriod time.Duration) *Controller {
+// for gracePeriod (startupGrace while it never posted a Ready condition)
+// unreachable.
+func New(client kubernetes.Interface, nodes coreinformers.NodeInformer, pods coreinformers.PodInformer, leases coordinationinformers.LeaseInformer, clk clock.Clock, period, gracePeriod, startupGrace time.Duration) *Controller {
 	return &Controller{
 		client: client, nodes: nodes.Lister(), pods: pods.Lister(), leases: leases.Lister(),
 		synced: []cache.InformerSynced{nodes.Informer().HasSynced, pods.Informer().HasSynced, leases.Informer().HasSynced},
-		clock:  clk, period: period, gracePeriod: gracePeriod, probes: map[string]probe{},
+		clock:  clk, period: period, gracePeriod: gracePeriod, startupGrace: startupGrace, probes: map[string]probe{},
 	}
 }
 
@@ -150,7 +154,11 @@ func (c *Controller) monitor(ctx context.Context, node *corev1.Node) (*corev1.No
 	}
 	c.probes[node.Name] = p
 
-	if now.Sub(p.seen) > c.gracePeriod {
+	grace := c.gracePeriod
+	if ready == nil {
+		grace = c.startupGrace
+	}
+	if now.Sub(p.seen) > grace {
 		marked := node.DeepCopy()
 		if markUnknown(marked, metav1.NewTime(now)) {
 			updated, err := c.client.CoreV1().Nodes().UpdateStatus(ctx, marked, metav1.UpdateOptions{})

@@ -52,7 +52,7 @@ func newHarness(t *testing.T, objs ...runtime.Object) *harness {
 	factory := informers.NewSharedInformerFactory(client, 0)
 	clk := clocktesting.NewFakeClock(start)
 	core := factory.Core().V1()
-	c := New(client, core.Nodes(), core.Pods(), factory.Coordination().V1().Leases(), clk, 5*time.Second, 40*time.Second)
+	c := New(client, core.Nodes(), core.Pods(), factory.Coordination().V1().Leases(), clk, 5*time.Second, 40*time.Second, time.Minute)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	factory.Start(ctx.Done())
@@ -220,6 +220,44 @@ func TestSync_EvictsPodsWhenTolerationExpires(t *testing.T) {
 					if c.Type == corev1.PodReady && c.Status != corev1.ConditionFalse {
 						t.Fatalf("pod on a not-ready node is Ready=%s, want False", c.Status)
 					}
+				}
+			}
+		})
+	}
+}
+
+func TestSync_NodeThatNeverPostedStatus(t *testing.T) {
+	cases := []struct {
+		name       string
+		wait       time.Duration
+		wantReady  bool
+		wantTaints []string
+	}{
+		{"within the startup grace period it keeps admission's taint and no conditions", 50 * time.Second, false, []string{TaintNotReady + ":NoSchedule"}},
+		{"past the startup grace period it is never updated and unreachable", 61 * time.Second, true, []string{TaintUnreachable + ":NoSchedule", TaintUnreachable + ":NoExecute"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fresh := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: TaintNotReady, Effect: corev1.TaintEffectNoSchedule}}}}
+			h := newHarness(t, fresh)
+			h.c.Sync(context.Background())
+			h.clock.Step(tc.wait)
+			h.c.Sync(context.Background())
+			n := h.node(t)
+			ready := condition(n, corev1.NodeReady)
+			if (ready != nil) != tc.wantReady {
+				t.Fatalf("Ready condition %+v, want one: %v", ready, tc.wantReady)
+			}
+			if ready != nil && (ready.Status != corev1.ConditionUnknown || ready.Reason != "NodeStatusNeverUpdated" || ready.Message != "Kubelet never posted node status.") {
+				t.Fatalf("Ready %+v", ready)
+			}
+			got := taintKeys(n)
+			if len(got) != len(tc.wantTaints) {
+				t.Fatalf("taints %v, want %v", got, tc.wantTaints)
+			}
+			for i := range got {
+				if got[i] != tc.wantTaints[i] {
+					t.Fatalf("taints %v, want %v", got, tc.wantTaints)
 				}
 			}
 		})
