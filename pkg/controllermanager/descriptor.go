@@ -50,7 +50,7 @@ type ControllerContext struct {
 
 // Controllers are the controllers this controller-manager runs.
 func Controllers() []Descriptor {
-	return []Descriptor{cronJobController(), jobController(), garbageCollectorController(), namespaceController(), podGCController(), clusterRoleAggregationController(), serviceAccountController(), rootCACertPublisher(), ttlAfterFinishedController(), schedulerController()}
+	return []Descriptor{cronJobController(), jobController(), garbageCollectorController(), namespaceController(), nodeLifecycleController(), podGCController(), clusterRoleAggregationController(), serviceAccountController(), rootCACertPublisher(), ttlAfterFinishedController(), schedulerController()}
 }
 
 // names returns the names and aliases of the descriptors.

@@ -32,7 +32,8 @@ func DefaultOptions() Options {
 	return Options{
 		ClientOptions: ClientOptions{APIQPS: 1000, APIBurst: 2000, ContentType: runtime.ContentTypeProtobuf},
 		ControllerOptions: ControllerOptions{Controllers: []string{"*"}, ConcurrentCronJobSyncs: 5, ConcurrentJobSyncs: 5, ConcurrentGCSyncs: 20,
-			ConcurrentTTLSyncs: 5, TerminatedPodGCThreshold: 12500, GCResync: 30 * time.Second},
+			ConcurrentTTLSyncs: 5, TerminatedPodGCThreshold: 12500, GCResync: 30 * time.Second,
+			NodeMonitorPeriod: 5 * time.Second, NodeMonitorGracePeriod: 40 * time.Second, NodeStartupGracePeriod: time.Minute},
 		LeaderElectionOptions: LeaderElectionOptions{LeaderElect: true, LeaseDuration: 15 * time.Second,
 			RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second, LeaseNamespace: "kube-system",
 			LeaseName: "kube-controller-manager"},
@@ -121,6 +122,15 @@ type ControllerOptions struct {
 	// before the pod garbage collector deletes the oldest; zero or less
 	// keeps them all.
 	TerminatedPodGCThreshold int
+	// NodeMonitorPeriod is how often the node lifecycle controller looks
+	// at every node.
+	NodeMonitorPeriod time.Duration
+	// NodeMonitorGracePeriod is how long a kubelet may renew neither its
+	// Lease nor its status before its node is marked Unknown.
+	NodeMonitorGracePeriod time.Duration
+	// NodeStartupGracePeriod replaces NodeMonitorGracePeriod for a node
+	// that has not posted a Ready condition yet.
+	NodeStartupGracePeriod time.Duration
 	// GCResync is how often the garbage collector reads discovery again
 	// to watch resources served since it started.
 	GCResync time.Duration
@@ -142,6 +152,9 @@ func (o *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "garbage collector workers")
 	fs.IntVar(&o.ConcurrentTTLSyncs, "concurrent-ttl-after-finished-syncs", o.ConcurrentTTLSyncs, "finished Jobs checked for an expired TTL at once")
 	fs.IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "terminated pods that may exist before the pod garbage collector deletes the oldest (<= 0: keep them all)")
+	fs.DurationVar(&o.NodeMonitorPeriod, "node-monitor-period", o.NodeMonitorPeriod, "how often the node lifecycle controller checks every node's health")
+	fs.DurationVar(&o.NodeMonitorGracePeriod, "node-monitor-grace-period", o.NodeMonitorGracePeriod, "how long a node's kubelet may renew neither its Lease nor its status before the node is marked unhealthy (Unknown)")
+	fs.DurationVar(&o.NodeStartupGracePeriod, "node-startup-grace-period", o.NodeStartupGracePeriod, "how long a new node's kubelet may take to post its status before the node is marked unhealthy (Unknown)")
 	fs.StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "CA bundle published as ca.crt of the kube-root-ca.crt ConfigMap in every namespace (default: the kubeconfig's CA)")
 }
 

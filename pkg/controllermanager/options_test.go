@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,18 +20,19 @@ func TestEnabled_ControllersFlag(t *testing.T) {
 		flag []string
 		want string
 	}{
-		{[]string{"*"}, "[cronjob-controller job-controller garbage-collector-controller namespace-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller scheduler]"},
-		{[]string{"*", "-namespace"}, "[cronjob-controller job-controller garbage-collector-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller scheduler]"},
-		{[]string{"*", "-namespace-controller", "-ttl-after-finished"}, "[cronjob-controller job-controller garbage-collector-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller scheduler]"},
+		{[]string{"*"}, "[cronjob-controller job-controller garbage-collector-controller namespace-controller node-lifecycle-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller scheduler]"},
+		{[]string{"*", "-namespace"}, "[cronjob-controller job-controller garbage-collector-controller node-lifecycle-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller scheduler]"},
+		{[]string{"*", "-namespace-controller", "-ttl-after-finished"}, "[cronjob-controller job-controller garbage-collector-controller node-lifecycle-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller scheduler]"},
 		{[]string{"root-ca-cert-publisher"}, "[root-ca-certificate-publisher-controller]"},
 		{[]string{"ttl-after-finished"}, "[ttl-after-finished-controller]"},
 		{[]string{"serviceaccount"}, "[serviceaccount-controller]"},
-		{[]string{"*", "-scheduler"}, "[cronjob-controller job-controller garbage-collector-controller namespace-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller]"},
+		{[]string{"*", "-scheduler"}, "[cronjob-controller job-controller garbage-collector-controller namespace-controller node-lifecycle-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller]"},
 		{[]string{"clusterrole-aggregation"}, "[clusterrole-aggregation-controller]"},
 		{[]string{"namespace"}, "[namespace-controller]"},
 		{[]string{"job"}, "[job-controller]"},
 		{[]string{"podgc"}, "[pod-garbage-collector-controller]"},
-		{[]string{"*", "-job"}, "[cronjob-controller garbage-collector-controller namespace-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller scheduler]"},
+		{[]string{"nodelifecycle"}, "[node-lifecycle-controller]"},
+		{[]string{"*", "-job"}, "[cronjob-controller garbage-collector-controller namespace-controller node-lifecycle-controller pod-garbage-collector-controller clusterrole-aggregation-controller serviceaccount-controller root-ca-certificate-publisher-controller ttl-after-finished-controller scheduler]"},
 		{[]string{"cronjob-controller", "garbagecollector"}, "[cronjob-controller garbage-collector-controller]"},
 		{[]string{"bogus"}, "error"},
 		{[]string{"*", "-bogus"}, "error"},
@@ -88,6 +90,18 @@ func TestDefaultOptions_JobAndPodGCFlagsAsKube(t *testing.T) {
 	}
 	if err := fs.Parse([]string{"--concurrent-job-syncs=9", "--terminated-pod-gc-threshold=3"}); err != nil || o.ConcurrentJobSyncs != 9 || o.TerminatedPodGCThreshold != 3 {
 		t.Fatalf("flags: %d %d, %v", o.ConcurrentJobSyncs, o.TerminatedPodGCThreshold, err)
+	}
+}
+
+func TestDefaultOptions_NodeMonitorFlagsAsKube(t *testing.T) {
+	o := DefaultOptions()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if o.NodeMonitorPeriod != 5*time.Second || o.NodeMonitorGracePeriod != 40*time.Second || o.NodeStartupGracePeriod != time.Minute {
+		t.Fatalf("defaults --node-monitor-period %v, --node-monitor-grace-period %v, --node-startup-grace-period %v; want kube's 5s, 40s, 1m", o.NodeMonitorPeriod, o.NodeMonitorGracePeriod, o.NodeStartupGracePeriod)
+	}
+	if err := fs.Parse([]string{"--node-monitor-period=1s", "--node-monitor-grace-period=7s"}); err != nil || o.NodeMonitorPeriod != time.Second || o.NodeMonitorGracePeriod != 7*time.Second {
+		t.Fatalf("flags: %v %v, %v", o.NodeMonitorPeriod, o.NodeMonitorGracePeriod, err)
 	}
 }
 

@@ -69,6 +69,15 @@ var Controllers = map[string][]rbacv1.PolicyRule{
 		rule("").resources("namespaces/finalize", "namespaces/status").verbs("update"),
 		rule("*").resources("*").verbs("delete", "deletecollection", "get", "list"),
 	},
+	"node-controller": {
+		rule("").resources("nodes").verbs("delete", "get", "list", "patch", "update"),
+		rule("").resources("nodes/status").verbs("patch", "update"),
+		rule("").resources("pods/status").verbs("patch", "update"),
+		rule("").resources("pods").verbs("delete", "list"),
+		rule("networking.k8s.io").resources("clustercidrs").verbs("create", "get", "list", "update"),
+		eventsRule,
+		rule("").resources("pods").verbs("get"),
+	},
 	"pod-garbage-collector": {
 		rule("").resources("pods").verbs("delete", "list", "watch"),
 		rule("").resources("nodes").verbs("get", "list"),
@@ -208,7 +217,7 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 }
 
 func controllerNames() []string {
-	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "generic-garbage-collector", "job-controller", "namespace-controller", "pod-garbage-collector", "root-ca-cert-publisher", "service-account-controller", "ttl-after-finished-controller"}
+	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "generic-garbage-collector", "job-controller", "namespace-controller", "node-controller", "pod-garbage-collector", "root-ca-cert-publisher", "service-account-controller", "ttl-after-finished-controller"}
 }
 
 func meta(name string, labels map[string]string) metav1.ObjectMeta {
