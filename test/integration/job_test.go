@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 )
 
 const jobTrackingFinalizer = "batch.kubernetes.io/job-tracking"
@@ -25,10 +26,21 @@ func podsOf(t *testing.T, ns string) []corev1.Pod {
 func succeed(t *testing.T, pod corev1.Pod) {
 	t.Helper()
 	now := metav1.Now()
-	pod.Status.Phase = corev1.PodSucceeded
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", Image: "busybox", State: corev1.ContainerState{
-		Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now}}}}
-	if _, err := srv.Client.CoreV1().Pods(pod.Namespace).UpdateStatus(context.Background(), &pod, metav1.UpdateOptions{}); err != nil {
+	pods := srv.Client.CoreV1().Pods(pod.Namespace)
+	// The scheduler writes the status of pods no node takes, as a
+	// kubelet's status write races other writers: read again on conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := pods.Get(context.Background(), pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Status.Phase = corev1.PodSucceeded
+		cur.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", Image: "busybox", State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now}}}}
+		_, err = pods.UpdateStatus(context.Background(), cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
