@@ -67,31 +67,48 @@ func (e *Exec) applet(name string) bool {
 	return e.applets[name]
 }
 
-// imageDefault is the command of images the node knows when the container
-// names none: pause blocks until stopped and exits 0 then; busybox runs sh,
-// which reads no input and exits 0.
-func imageDefault(image string) []string {
-	name := image[strings.LastIndex(image, "/")+1:]
+// image is the entrypoint and cmd of the images the node knows: pause
+// blocks until stopped and exits 0 then; busybox has no entrypoint and runs
+// sh, which reads no input and exits 0.
+func image(ref string) (entrypoint, cmd []string, known bool) {
+	name := ref[strings.LastIndex(ref, "/")+1:]
 	name, _, _ = strings.Cut(name, "@")
 	name, _, _ = strings.Cut(name, ":")
 	switch name {
 	case "pause":
-		return []string{"sh", "-c", `trap "exit 0" TERM; sleep 2147483647 & wait`}
+		return []string{"sh", "-c", `trap "exit 0" TERM; sleep 2147483647 & wait`}, nil, true
 	case "busybox":
-		return []string{"sh"}
+		return nil, []string{"sh"}, true
 	}
-	return nil
+	return nil, nil, false
+}
+
+// command is what the runtime runs: the container's command, else the
+// image's entrypoint, followed by the container's args, else (with no
+// command) the image's cmd.
+func command(c *corev1.Container) ([]string, error) {
+	if len(c.Command) > 0 {
+		return append(append([]string{}, c.Command...), c.Args...), nil
+	}
+	entrypoint, cmd, known := image(c.Image)
+	if len(c.Args) > 0 {
+		cmd = c.Args
+	}
+	argv := append(append([]string{}, entrypoint...), cmd...)
+	if len(argv) == 0 {
+		if known {
+			return nil, fmt.Errorf("image %q: no command specified", c.Image)
+		}
+		return nil, fmt.Errorf("image %q: the fake node knows no default command for it", c.Image)
+	}
+	return argv, nil
 }
 
 // Start implements Runner.
 func (e *Exec) Start(ctx context.Context, c *Container) (Process, error) {
-	argv := append(append([]string{}, c.Spec.Command...), c.Spec.Args...)
-	if len(c.Spec.Command) == 0 {
-		argv = imageDefault(c.Spec.Image)
-		if argv == nil {
-			return nil, fmt.Errorf("image %q: the fake node knows no default command for it", c.Spec.Image)
-		}
-		argv = append(argv, c.Spec.Args...)
+	argv, err := command(c.Spec)
+	if err != nil {
+		return nil, err
 	}
 	env, err := e.env(ctx, c)
 	if err != nil {
