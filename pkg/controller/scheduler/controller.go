@@ -64,6 +64,9 @@ type Controller struct {
 	// failures are each pending pod's unschedulable attempts, for its
 	// backoff.
 	failures map[string]failure
+	// binding counts the bindings in flight: as kube-scheduler's binding
+	// cycle, each runs apart from the placement of the next pod.
+	binding sync.WaitGroup
 }
 
 type failure struct {
@@ -123,6 +126,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 		Describe: func(key string) string { return "scheduling pod " + key },
 	}.Start(ctx, workers)
 	<-ctx.Done()
+	c.binding.Wait()
 }
 
 // pending: the pod waits for this scheduler to give it a node.
@@ -249,24 +253,42 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	if node == "" {
 		return c.unschedulable(ctx, pod, key, message)
 	}
-	err = c.client.CoreV1().Pods(pod.Namespace).Bind(ctx, &corev1.Binding{
+	// The pod counts on its node from now on, so that the next placement
+	// sees it while the binding is in flight.
+	c.mu.Lock()
+	c.placed[pod.UID] = place(pod, node, true)
+	c.mu.Unlock()
+	c.binding.Add(1)
+	go func() {
+		defer c.binding.Done()
+		c.bind(ctx, pod, key, node)
+	}()
+	return 0, nil
+}
+
+// bind writes pod's binding to node; when that fails the assumption is
+// dropped and the pod tried again after its backoff.
+func (c *Controller) bind(ctx context.Context, pod *corev1.Pod, key, node string) {
+	err := c.client.CoreV1().Pods(pod.Namespace).Bind(ctx, &corev1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		Target:     corev1.ObjectReference{Kind: "Node", Name: node},
 	}, metav1.CreateOptions{})
-	if apierrors.IsNotFound(err) {
-		return 0, nil
+	if err != nil && !apierrors.IsNotFound(err) {
+		c.mu.Lock()
+		if p, ok := c.placed[pod.UID]; ok && p.assumed {
+			delete(c.placed, pod.UID)
+		}
+		c.mu.Unlock()
+		utilruntime.HandleError(fmt.Errorf("binding pod %s to node %s: %w", key, node, err))
+		if ctx.Err() == nil {
+			c.queue.AddRateLimited(key)
+		}
+		return
 	}
-	if err != nil {
-		return 0, fmt.Errorf("binding to node %s: %w", node, err)
+	c.forgetFailures(key)
+	if err == nil {
+		c.recorder.Eventf(pod, corev1.EventTypeNormal, "Scheduled", "Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node)
 	}
-	c.mu.Lock()
-	if _, seen := c.placed[pod.UID]; !seen {
-		c.placed[pod.UID] = place(pod, node, true)
-	}
-	delete(c.failures, key)
-	c.mu.Unlock()
-	c.recorder.Eventf(pod, corev1.EventTypeNormal, "Scheduled", "Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node)
-	return 0, nil
 }
 
 // choose returns the best node for pod among nodes, or "" and kube's

@@ -2,10 +2,12 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,6 +37,13 @@ func newTestController(t *testing.T, objs ...runtime.Object) (*Controller, *fake
 		t.Fatal("informers did not sync")
 	}
 	return c, client, recorder
+}
+
+// syncBound runs one sync and waits for the binding it started.
+func syncBound(ctx context.Context, c *Controller, key string) (time.Duration, error) {
+	d, err := c.sync(ctx, key)
+	c.binding.Wait()
+	return d, err
 }
 
 func pendingPod(name string, requests corev1.ResourceList) *corev1.Pod {
@@ -72,7 +81,7 @@ func TestSync_BindsToTheLeastAllocatedNodeThatFits(t *testing.T) {
 	small := readyNode("a-small", resources("cpu", "1", "memory", "2Gi", "pods", "110"))
 	large := readyNode("b-large", resources("cpu", "8", "memory", "16Gi", "pods", "110"))
 	c, client, recorder := newTestController(t, small, large, pendingPod("p", resources("cpu", "500m", "memory", "512Mi")))
-	after, err := c.sync(context.Background(), "ns/p")
+	after, err := syncBound(context.Background(), c, "ns/p")
 	if err != nil || after != 0 {
 		t.Fatalf("sync = %v, %v", after, err)
 	}
@@ -90,13 +99,39 @@ func TestSync_AssumesABoundPodSoTheNextDoesNotOvercommit(t *testing.T) {
 	c, client, _ := newTestController(t, n1, n2,
 		pendingPod("first", resources("cpu", "800m")), pendingPod("second", resources("cpu", "800m")))
 	for _, key := range []string{"ns/first", "ns/second"} {
-		if _, err := c.sync(context.Background(), key); err != nil {
+		if _, err := syncBound(context.Background(), c, key); err != nil {
 			t.Fatal(err)
 		}
 	}
 	got := bindings(client)
 	if got["first"] != "n1" || got["second"] != "n2" {
 		t.Fatalf("bindings %v, want first on n1 (ties by name) and second on n2", got)
+	}
+}
+
+func TestSync_FailedBindingDropsTheAssumptionAndRetries(t *testing.T) {
+	n := readyNode("n", resources("cpu", "1", "memory", "2Gi", "pods", "110"))
+	c, client, recorder := newTestController(t, n, pendingPod("p", resources("cpu", "800m")))
+	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "binding" {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewInternalError(errors.New("etcd is away"))
+	})
+	if _, err := syncBound(context.Background(), c, "ns/p"); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	_, assumed := c.placed["uid-p"]
+	c.mu.Unlock()
+	if assumed {
+		t.Fatal("the pod still counts on the node after its binding failed")
+	}
+	if c.queue.NumRequeues("ns/p") != 1 {
+		t.Fatalf("requeues %d, want the pod tried again after its backoff", c.queue.NumRequeues("ns/p"))
+	}
+	if got := events(recorder); len(got) != 0 {
+		t.Fatalf("events %q, want none for a failed binding", got)
 	}
 }
 
@@ -110,7 +145,7 @@ func TestSync_NoFitSetsUnschedulableConditionEventAndWaits(t *testing.T) {
 	const want = "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {key: value}. " +
 		"preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.."
 	for attempt := 0; attempt < 2; attempt++ {
-		after, err := c.sync(context.Background(), "ns/p")
+		after, err := syncBound(context.Background(), c, "ns/p")
 		if err != nil || after != unschedulableRetry {
 			t.Fatalf("attempt %d: sync = %v, %v; want a retry after %v", attempt, after, err, unschedulableRetry)
 		}
@@ -133,7 +168,7 @@ func TestSync_NoFitSetsUnschedulableConditionEventAndWaits(t *testing.T) {
 
 func TestSync_NoNodesAtAll(t *testing.T) {
 	c, _, recorder := newTestController(t, pendingPod("p", nil))
-	if _, err := c.sync(context.Background(), "ns/p"); err != nil {
+	if _, err := syncBound(context.Background(), c, "ns/p"); err != nil {
 		t.Fatal(err)
 	}
 	if got := events(recorder); len(got) != 1 || got[0] != "Warning FailedScheduling no nodes available to schedule pods" {
@@ -158,7 +193,7 @@ func TestSync_LeavesPodsThatAreNotItsToSchedule(t *testing.T) {
 			tc.mutate(p)
 			c, client, recorder := newTestController(t, readyNode("n1", resources("cpu", "1", "memory", "1Gi", "pods", "10")), p)
 			client.ClearActions()
-			if _, err := c.sync(context.Background(), "ns/p"); err != nil {
+			if _, err := syncBound(context.Background(), c, "ns/p"); err != nil {
 				t.Fatal(err)
 			}
 			if a := client.Actions(); len(a) != 0 {
@@ -180,7 +215,7 @@ func TestPodInformer_BoundPodsCountAgainstTheirNode(t *testing.T) {
 	done.Spec.NodeName = "n2"
 	done.Status.Phase = corev1.PodSucceeded
 	c, client, _ := newTestController(t, n1, n2, running, done, pendingPod("p", resources("cpu", "800m")))
-	if _, err := c.sync(context.Background(), "ns/p"); err != nil {
+	if _, err := syncBound(context.Background(), c, "ns/p"); err != nil {
 		t.Fatal(err)
 	}
 	if got := bindings(client); got["p"] != "n2" {
@@ -196,7 +231,7 @@ func TestEnqueue_AnUnschedulablePodWaitsOutItsBackoff(t *testing.T) {
 		c.queue.Forget(key)
 		c.queue.Done(key)
 	}
-	if _, err := c.sync(context.Background(), "ns/big"); err != nil {
+	if _, err := syncBound(context.Background(), c, "ns/big"); err != nil {
 		t.Fatal(err)
 	}
 	big, err := c.pods.Pods("ns").Get("big")
@@ -229,7 +264,7 @@ func TestSync_ForgetsTheFailuresOfAPodBoundElsewhere(t *testing.T) {
 	full := readyNode("full", resources("cpu", "1", "memory", "1Gi", "pods", "110"))
 	c, client, _ := newTestController(t, full, pendingPod("big", resources("cpu", "2")))
 	ctx := context.Background()
-	if _, err := c.sync(ctx, "ns/big"); err != nil {
+	if _, err := syncBound(ctx, c, "ns/big"); err != nil {
 		t.Fatal(err)
 	}
 	pod, err := client.CoreV1().Pods("ns").Get(ctx, "big", metav1.GetOptions{})
@@ -247,7 +282,7 @@ func TestSync_ForgetsTheFailuresOfAPodBoundElsewhere(t *testing.T) {
 	if err != nil {
 		t.Fatal("the informer never showed the pod bound")
 	}
-	if _, err := c.sync(ctx, "ns/big"); err != nil {
+	if _, err := syncBound(ctx, c, "ns/big"); err != nil {
 		t.Fatal(err)
 	}
 	c.mu.Lock()
