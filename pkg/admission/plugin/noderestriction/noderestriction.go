@@ -353,6 +353,7 @@ func admitNode(nodeName string, a *admission.Attributes) error {
 		if !ok {
 			return forbidden(a, "unexpected type %T", a.Object)
 		}
+		//nolint:staticcheck // ConfigSource is deprecated, but kube still refuses a node setting it.
 		if n.Spec.ConfigSource != nil {
 			return forbidden(a, "node %q is not allowed to create pods with a non-nil configSource", nodeName)
 		}
@@ -368,6 +369,7 @@ func admitNode(nodeName string, a *admission.Attributes) error {
 		if !ok {
 			return forbidden(a, "unexpected type %T", a.Object)
 		}
+		//nolint:staticcheck // as above.
 		if n.Spec.ConfigSource != nil && !apiequality.Semantic.DeepEqual(n.Spec.ConfigSource, old.Spec.ConfigSource) {
 			return forbidden(a, "node %q is not allowed to update configSource to a new non-nil configSource", nodeName)
 		}
