@@ -209,7 +209,9 @@ func TestServer_AppliesLogOptions(t *testing.T) {
 		at = base.Add(time.Duration(i+1) * time.Minute)
 		n.logs.Write(c, line)
 	}
-	stamp := func(min int) string { return base.Add(time.Duration(min) * time.Minute).Format("2006-01-02T15:04:05.000000000Z") }
+	stamp := func(min int) string {
+		return base.Add(time.Duration(min) * time.Minute).Format("2006-01-02T15:04:05.000000000Z")
+	}
 	since := base.Add(150 * time.Second).Format(time.RFC3339)
 	for _, tc := range []struct {
 		query string
@@ -345,7 +347,6 @@ func TestDecodeLogOptions_ReadsAsKubesParameterCodec(t *testing.T) {
 		}
 	}
 }
-
 
 func TestValidateLogOptions_RefusesAsKube(t *testing.T) {
 	n := func(v int64) *int64 { return &v }
