@@ -176,6 +176,12 @@ func TestPodLog_AnswersKubesErrors(t *testing.T) {
 	logPod(t, ns, "p", node)
 	logPod(t, ns, "unbound", "")
 	logPod(t, ns, "elsewhere", "no-such-node")
+	addressless := "addressless-" + rand.String(5)
+	if _, err := srv.Client.CoreV1().Nodes().Create(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: addressless}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Client.CoreV1().Nodes().Delete(context.Background(), addressless, metav1.DeleteOptions{}) })
+	logPod(t, ns, "nowhere", addressless)
 	logs.Start(nodeserver.Container{Namespace: ns, Pod: "p", Name: "a"})
 	n := func(v int64) *int64 { return &v }
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -195,6 +201,7 @@ func TestPodLog_AnswersKubesErrors(t *testing.T) {
 		{"container the node has not started", "p", corev1.PodLogOptions{Container: "b"}, 404, "the server could not find the requested resource ( pods/log p)"},
 		{"missing pod", "nothing", corev1.PodLogOptions{Container: "a"}, 404, `pods "nothing" not found`},
 		{"missing node", "elsewhere", corev1.PodLogOptions{Container: "a"}, 404, `nodes "no-such-node" not found`},
+		{"node without addresses", "nowhere", corev1.PodLogOptions{Container: "a"}, 500, "no preferred addresses found; known addresses: []"},
 	} {
 		_, err := readLog(ctx, ns, tc.pod, &tc.opts)
 		var status apierrors.APIStatus

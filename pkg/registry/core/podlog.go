@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -76,7 +77,7 @@ func (l *podLogStorage) Stream(ctx context.Context, namespace, name string, quer
 	}
 	conn, err := l.nodes.NodeConnection(ctx, pod.Spec.NodeName, opts.InsecureSkipTLSVerifyBackend)
 	if err != nil {
-		return nil, err
+		return nil, asStatus(err)
 	}
 	loc := url.URL{
 		Scheme:   "https",
@@ -93,12 +94,22 @@ func (l *podLogStorage) Stream(ctx context.Context, namespace, name string, quer
 	}}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, asStatus(err)
 	}
 	if err := agentError(resp, name); err != nil {
 		return nil, err
 	}
 	return &rest.Stream{Body: resp.Body, ContentType: "text/plain", Flush: opts.Follow}, nil
+}
+
+// asStatus answers an error that is not an API error as kube answers
+// one: a 500 with the error's text and no reason.
+func asStatus(err error) error {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return err
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: err.Error()}}
 }
 
 // logContainer is the container whose log is asked for: the one named,
