@@ -180,7 +180,9 @@ func TestPodLog_AnswersKubesErrors(t *testing.T) {
 	if _, err := srv.Client.CoreV1().Nodes().Create(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: addressless}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = srv.Client.CoreV1().Nodes().Delete(context.Background(), addressless, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = srv.Client.CoreV1().Nodes().Delete(context.Background(), addressless, metav1.DeleteOptions{})
+	})
 	logPod(t, ns, "nowhere", addressless)
 	logs.Start(nodeserver.Container{Namespace: ns, Pod: "p", Name: "a"})
 	n := func(v int64) *int64 { return &v }
