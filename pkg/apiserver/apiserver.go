@@ -311,9 +311,9 @@ func (s *Server) connectEtcd(ctx context.Context) error {
 
 // builtinResources are the resources the server knows; namespaces first.
 // ratcheting is the CRDValidationRatcheting gate.
-func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool, nodes core.NodeConnector) []*generic.Resource {
+func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool, logs core.ContainerLogs) []*generic.Resource {
 	resources := []*generic.Resource{core.NamespaceResource(), core.EventResource(), core.ConfigMapResource(), core.SecretResource()}
-	resources = append(resources, core.WorkloadResources(nodes)...)
+	resources = append(resources, core.WorkloadResources(logs)...)
 	resources = append(resources, batch.Resources()...)
 	resources = append(resources, coordination.Resources()...)
 	resources = append(resources, rbacregistry.Resources(escalation)...)

@@ -6,17 +6,22 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cronplane/cronplane/pkg/certs"
+	"github.com/cronplane/cronplane/pkg/nodeserver"
 	"github.com/cronplane/cronplane/pkg/registry"
 	"github.com/cronplane/cronplane/pkg/registry/core"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
@@ -84,10 +89,11 @@ func (o *KubeletClientOptions) Validate() error {
 	return errors.Join(errs...)
 }
 
-// kubeletConnector finds a node's agent as kube-apiserver finds a
-// kubelet: the node's first address of the preferred types, its kubelet
-// endpoint port. Its transports are set once the server's certificates
-// are (setTransports).
+// kubeletConnector opens container logs at the nodes' agents as
+// kube-apiserver opens them at the kubelets: at the node's first address
+// of the preferred types and its kubelet endpoint port, with the
+// apiserver's kubelet client certificate. Its transports are set once
+// the server's certificates are (setTransports).
 type kubeletConnector struct {
 	opts      KubeletClientOptions
 	registry  *registry.Registry
@@ -97,33 +103,101 @@ type kubeletConnector struct {
 	insecure http.RoundTripper
 }
 
-var _ core.NodeConnector = (*kubeletConnector)(nil)
+var _ core.ContainerLogs = (*kubeletConnector)(nil)
 
-var nodesGVR = corev1.SchemeGroupVersion.WithResource("nodes")
+var (
+	nodesGVR       = corev1.SchemeGroupVersion.WithResource("nodes")
+	podLogResource = schema.GroupResource{Resource: "pods/log"}
+)
 
-func (k *kubeletConnector) NodeConnection(ctx context.Context, name string, insecureSkipTLSVerify bool) (*core.NodeConnection, error) {
+// maxErrorBody bounds what is read of an agent's error answer.
+const maxErrorBody = 50000
+
+// ContainerLog implements core.ContainerLogs: a GET of the agent's
+// /containerLogs, which must not redirect.
+func (k *kubeletConnector) ContainerLog(ctx context.Context, node string, c nodeserver.Container, opts *corev1.PodLogOptions) (io.ReadCloser, error) {
+	host, err := k.agentHost(ctx, node)
+	if err != nil {
+		return nil, asStatus(err)
+	}
+	loc := url.URL{
+		Scheme:   "https",
+		Host:     host,
+		Path:     fmt.Sprintf("/containerLogs/%s/%s/%s", c.Namespace, c.Pod, c.Name),
+		RawQuery: nodeserver.EncodeLogOptions(opts).Encode(),
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc.String(), nil)
+	if err != nil {
+		return nil, asStatus(fmt.Errorf("failed to construct request for %s, got %v", loc.String(), err))
+	}
+	transport := k.transport
+	if opts.InsecureSkipTLSVerifyBackend {
+		transport = k.insecure
+	}
+	client := &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return errors.New("redirects forbidden")
+	}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, asStatus(err)
+	}
+	if err := agentError(resp, c.Pod); err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// agentError turns an agent's answer outside 200-206 into kube's error
+// for it, with the agent's text; it closes the body then.
+func agentError(resp *http.Response, pod string) error {
+	if resp.StatusCode >= http.StatusOK && resp.StatusCode <= http.StatusPartialContent {
+		return nil
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	text := string(body)
+	switch resp.StatusCode {
+	case http.StatusInternalServerError:
+		return apierrors.NewInternalError(errors.New(text))
+	case http.StatusBadRequest:
+		return apierrors.NewBadRequest(text)
+	}
+	return apierrors.NewGenericServerResponse(resp.StatusCode, "", podLogResource, pod, text, 0, false)
+}
+
+// asStatus answers an error that is not an API error as kube answers
+// one: a 500 with the error's text and no reason.
+func asStatus(err error) error {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return err
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: err.Error()}}
+}
+
+// agentHost is host:port of a node's agent.
+func (k *kubeletConnector) agentHost(ctx context.Context, name string) (string, error) {
 	e, ok := k.registry.Lookup(nodesGVR)
 	if !ok {
-		return nil, errors.New("nodes are not served")
+		return "", errors.New("nodes are not served")
 	}
 	obj, err := e.Storage.(rest.Getter).Get(ctx, "", name, &metav1.GetOptions{})
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	node := storage.Unwrap(obj).(*corev1.Node)
 	host, err := preferredAddress(node, k.opts.PreferredAddressTypes)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	port := int(node.Status.DaemonEndpoints.KubeletEndpoint.Port)
 	if port <= 0 {
 		port = k.opts.Port
 	}
-	conn := &core.NodeConnection{Host: net.JoinHostPort(host, strconv.Itoa(port)), Transport: k.transport}
-	if insecureSkipTLSVerify {
-		conn.Transport = k.insecure
-	}
-	return conn, nil
+	return net.JoinHostPort(host, strconv.Itoa(port)), nil
 }
 
 // preferredAddress is the node's first address of the first type it has.

@@ -170,31 +170,16 @@ func streamLog(ctx context.Context, src LogSource, c Container, opts *corev1.Pod
 		if err != nil {
 			return err
 		}
-		defer rd.Close()
+		defer closeLog(rd)
 		lw.open()
 		return copyLines(rd, lw, 0)
 	}
-	rd, err := src.OpenLog(ctx, c, opts.Previous, false)
+	tail, seen, err := lastLines(ctx, src, c, opts.Previous, *opts.TailLines)
 	if err != nil {
 		return err
 	}
-	tail := newRing(*opts.TailLines)
-	seen := 0
-	for {
-		line, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			rd.Close()
-			return err
-		}
-		seen++
-		tail.push(line)
-	}
-	rd.Close()
 	lw.open()
-	for _, line := range tail.lines() {
+	for _, line := range tail {
 		if err := lw.write(line); err != nil {
 			return ignoreLimit(err)
 		}
@@ -202,12 +187,43 @@ func streamLog(ctx context.Context, src LogSource, c Container, opts *corev1.Pod
 	if !opts.Follow {
 		return nil
 	}
-	rd, err = src.OpenLog(ctx, c, opts.Previous, true)
+	rd, err := src.OpenLog(ctx, c, opts.Previous, true)
 	if err != nil {
 		return err
 	}
-	defer rd.Close()
+	defer closeLog(rd)
 	return copyLines(rd, lw, seen)
+}
+
+// lastLines reads a log to its current end and returns its last n lines
+// and how many lines it read.
+func lastLines(ctx context.Context, src LogSource, c Container, previous bool, n int64) ([]LogLine, int, error) {
+	rd, err := src.OpenLog(ctx, c, previous, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer closeLog(rd)
+	tail := newRing(n)
+	seen := 0
+	for {
+		line, err := rd.Next()
+		if err == io.EOF {
+			return tail.lines(), seen, nil
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		seen++
+		tail.push(line)
+	}
+}
+
+// closeLog closes a reader whose lines are all written or no longer
+// wanted: a failure to close loses nothing the client asked for.
+func closeLog(rd LogReader) {
+	if err := rd.Close(); err != nil {
+		klog.V(4).InfoS("Closing a container log", "err", err)
+	}
 }
 
 // copyLines writes a reader's lines after the first skip.

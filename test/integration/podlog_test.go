@@ -53,7 +53,9 @@ func logNode(t *testing.T) (string, *nodeserver.MemoryLogs) {
 	go func() { done <- ns.Serve(ctx, l) }()
 	t.Cleanup(func() {
 		cancel()
-		<-done
+		if err := <-done; err != nil {
+			t.Errorf("node server: %v", err)
+		}
 	})
 	node, err := srv.Client.CoreV1().Nodes().Create(ctx, &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name},

@@ -1,10 +1,6 @@
 package core
 
 import (
-	"errors"
-	"io"
-	"net/http"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,34 +32,6 @@ func TestLogContainer_PicksOrRefusesAsKube(t *testing.T) {
 		got, err := logContainer(tc.pod, tc.name)
 		if got != tc.want || (err == nil) != (tc.wantErr == "") || (err != nil && (err.Error() != tc.wantErr || !apierrors.IsBadRequest(err))) {
 			t.Errorf("%q in %v: got %q, %v; want %q, %q", tc.name, tc.pod.Spec.Containers, got, err, tc.want, tc.wantErr)
-		}
-	}
-}
-
-func TestAgentError_ReadsTheAgentsAnswerAsKube(t *testing.T) {
-	for _, tc := range []struct {
-		code     int
-		body     string
-		wantCode int32
-		wantMsg  string
-	}{
-		{200, "log", 0, ""},
-		{400, `container "a" in pod "p" is waiting to start: ContainerCreating`, 400, `container "a" in pod "p" is waiting to start: ContainerCreating`},
-		{404, `pod "p" does not exist`, 404, "the server could not find the requested resource ( pods/log p)"},
-		{403, "Forbidden (user=x, verb=get, resource=nodes, subresource=proxy)", 403, "Forbidden (user=x, verb=get, resource=nodes, subresource=proxy) ( pods/log p)"},
-		{401, "Unauthorized", 401, "the server has asked for the client to provide credentials ( pods/log p)"},
-		{500, "boom", 500, "Internal error occurred: boom"},
-	} {
-		err := agentError(&http.Response{StatusCode: tc.code, Body: io.NopCloser(strings.NewReader(tc.body))}, "p")
-		if tc.wantCode == 0 {
-			if err != nil {
-				t.Errorf("%d: %v", tc.code, err)
-			}
-			continue
-		}
-		var status apierrors.APIStatus
-		if !errors.As(err, &status) || status.Status().Code != tc.wantCode || status.Status().Message != tc.wantMsg {
-			t.Errorf("%d: got %v, want %d %q", tc.code, err, tc.wantCode, tc.wantMsg)
 		}
 	}
 }
