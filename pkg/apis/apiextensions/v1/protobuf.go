@@ -1,10 +1,6 @@
 package v1
 
-import (
-	"fmt"
-
-	"google.golang.org/protobuf/encoding/protowire"
-)
+import "google.golang.org/protobuf/encoding/protowire"
 
 // The protobuf form of the definition is kube's (the messages of
 // k8s.io/apiextensions-apiserver's generated.proto for v1, same field
@@ -416,10 +412,4 @@ func (c *CustomResourceDefinitionCondition) decode(data []byte) error {
 		}
 		return nil
 	})
-}
-
-// errNotA is the error of a schema value of the wrong JSON type, which
-// kube's typed schema could not have held.
-func errNotA(what, key string, v interface{}) error {
-	return fmt.Errorf("openAPIV3Schema: %s is %T, not %s", key, v, what)
 }

@@ -172,7 +172,7 @@ func encodeSchema(e *encoder, s map[string]interface{}) {
 			if v != nil {
 				docs := schemaMap(e, k.key, v)
 				e.message(k.num, func(e *encoder) {
-					for i, key := range []string{"description", "url"} {
+					for i, key := range docsFields {
 						str, ok := optional[string](docs[key])
 						if !ok {
 							e.fail(errNotA("a string", k.key+"."+key, docs[key]))
@@ -190,6 +190,9 @@ func encodeSchema(e *encoder, s map[string]interface{}) {
 	}
 }
 
+// docsFields are kube's ExternalDocumentation fields, numbered from 1.
+var docsFields = []string{"description", "url"}
+
 // ruleFields are kube's ValidationRule fields: the strings always
 // written; reason and optionalOldSelf are pointers.
 var ruleFields = []schemaKeyword{
@@ -200,9 +203,11 @@ var ruleFields = []schemaKeyword{
 func encodeRule(e *encoder, rule map[string]interface{}) {
 	for _, k := range ruleFields {
 		v := rule[k.key]
-		switch {
-		case k.kind == kOptString && v == nil, k.kind == kOptBool && v == nil:
-		case k.kind == kOptBool:
+		if v == nil && (k.kind == kOptString || k.kind == kOptBool) {
+			continue
+		}
+		switch k.kind {
+		case kOptBool:
 			b, ok := v.(bool)
 			if !ok {
 				e.fail(errNotA("a boolean", "x-kubernetes-validations."+k.key, v))
@@ -458,7 +463,7 @@ func decodeKeyword(f field, k schemaKeyword, prev interface{}) (interface{}, err
 				if f.num != 1 && f.num != 2 {
 					return nil
 				}
-				key := map[protowire.Number]string{1: "description", 2: "url"}[f.num]
+				key := docsFields[f.num-1]
 				var str string
 				if err := f.string(&str); err != nil {
 					return err
@@ -662,4 +667,10 @@ func decodeRule(data []byte, rule map[string]interface{}) error {
 		}
 		return nil
 	})
+}
+
+// errNotA is the error of a schema value of the wrong JSON type, which
+// kube's typed schema could not have held.
+func errNotA(what, key string, v interface{}) error {
+	return fmt.Errorf("openAPIV3Schema: %s is %T, not %s", key, v, what)
 }
