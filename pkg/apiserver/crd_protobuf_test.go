@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -261,4 +263,62 @@ func asJSONMap(t *testing.T, obj *apiextensionsv1.CustomResourceDefinition) map[
 		t.Fatal(err)
 	}
 	return m
+}
+
+// kubeCRDTestdata holds the definition created on kube-apiserver v1.29.15
+// and kube's protobuf answer to a GET of it (see its README.md).
+var kubeCRDTestdata = filepath.Join("..", "apis", "apiextensions", "v1", "testdata")
+
+// The definition kube answered in protobuf, created here from the same
+// manifest, is answered with the same bytes, once what differs between
+// any two creations (uid, resourceVersion, times, managedFields) is set
+// alike.
+func TestCustomResourceDefinitions_ProtobufIsKubes(t *testing.T) {
+	c := ctx(t)
+	manifest, err := os.ReadFile(filepath.Join(kubeCRDTestdata, "widgets-crd.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := object(t, string(manifest))
+	dyn := dynamic.NewForConfigOrDie(srv.Config)
+	if _, err := dyn.Resource(crdsGVR).Create(c, obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dyn.Resource(crdsGVR).Delete(ctx(t), obj.GetName(), metav1.DeleteOptions{}) })
+	waitCondition(c, t, dyn, obj.GetName(), "Established", "True")
+
+	resp, body := send(t, "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"+obj.GetName(), "", "Accept", protobufType)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != protobufType {
+		t.Fatalf("GET: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	kube, err := os.ReadFile(filepath.Join(kubeCRDTestdata, "kube-crd.pb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := normalizedCRD(t, []byte(body)), normalizedCRD(t, kube)
+	if !bytes.Equal(got, want) {
+		t.Errorf("protobuf differs from kube's:\n got %x\nwant %x", got, want)
+	}
+}
+
+// normalizedCRD decodes a protobuf definition, sets what differs between
+// two creations alike, and encodes it again, in the envelope.
+func normalizedCRD(t *testing.T, data []byte) []byte {
+	t.Helper()
+	obj, _, err := crdProtobuf{}.Decode(data, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+	crd.UID, crd.ResourceVersion, crd.ManagedFields = "uid", "1", nil
+	at := metav1.NewTime(time.Unix(1, 0))
+	crd.CreationTimestamp = at
+	for i := range crd.Status.Conditions {
+		crd.Status.Conditions[i].LastTransitionTime = at
+	}
+	var out bytes.Buffer
+	if err := (crdProtobuf{}).Encode(crd, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
 }

@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	sigsjson "sigs.k8s.io/json"
 )
 
 // randomDefinition returns a definition with every field filled at
@@ -292,5 +296,75 @@ func TestDefinitionProtobuf_RefusesBrokenBytes(t *testing.T) {
 		if err := (&CustomResourceDefinition{}).Unmarshal(b); err == nil {
 			t.Errorf("%x decoded", b)
 		}
+	}
+}
+
+// kubeBytes reads a protobuf answer kube-apiserver v1.29.15 gave (see
+// testdata/README.md) and returns the object's bytes inside the envelope.
+func kubeBytes(t *testing.T, file string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(data, []byte("k8s\x00")) {
+		t.Fatalf("%s is not kube's protobuf", file)
+	}
+	var u runtime.Unknown
+	if err := u.Unmarshal(data[4:]); err != nil {
+		t.Fatal(err)
+	}
+	return u.Raw
+}
+
+func TestDefinitionProtobuf_ReadsAndRewritesKubeBytesExactly(t *testing.T) {
+	raw := kubeBytes(t, "kube-crd.pb")
+	crd := &CustomResourceDefinition{}
+	if err := crd.Unmarshal(raw); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("testdata/kube-crd.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantJSON, gotJSON map[string]interface{}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(want, &wantJSON); err != nil {
+		t.Fatal(err)
+	}
+	crd.APIVersion, crd.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+	got, err := json.Marshal(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(got, &gotJSON); err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(gotJSON, wantJSON) {
+		t.Errorf("kube's protobuf read as\n%s\nkube's JSON of it is\n%s", got, want)
+	}
+	again, err := crd.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again, raw) {
+		t.Fatalf("re-encoded bytes differ from kube's:\n got %x\nwant %x", again, raw)
+	}
+}
+
+func TestDefinitionListProtobuf_ReadsAndRewritesKubeBytesExactly(t *testing.T) {
+	raw := kubeBytes(t, "kube-crd-list.pb")
+	list := &CustomResourceDefinitionList{}
+	if err := list.Unmarshal(raw); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 || list.Items[0].Name != "widgets.proto.example.com" || list.ResourceVersion == "" {
+		t.Fatalf("decoded %d items, resourceVersion %q", len(list.Items), list.ResourceVersion)
+	}
+	again, err := list.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again, raw) {
+		t.Fatalf("re-encoded bytes differ from kube's:\n got %x\nwant %x", again, raw)
 	}
 }
