@@ -209,11 +209,14 @@ func TestCustomResourceDefinitions_ServedInProtobuf(t *testing.T) {
 		t.Fatal("no watch event")
 	}
 
+	// Once Established, the controller leaves the definition alone.
+	dyn := dynamic.NewForConfigOrDie(srv.Config)
+	waitCondition(c, t, dyn, name, "Established", "True")
 	got := &apiextensionsv1.CustomResourceDefinition{}
 	if err := client.Get().Resource("customresourcedefinitions").Name(name).Do(c).Into(got); err != nil {
 		t.Fatalf("get: %v", err)
 	}
-	u, err := dynamic.NewForConfigOrDie(srv.Config).Resource(crdsGVR).Get(c, name, metav1.GetOptions{})
+	u, err := dyn.Resource(crdsGVR).Get(c, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
