@@ -2,7 +2,8 @@
 // CustomResourceDefinition, with kube's JSON shape so that what either
 // server stores the other reads. A version's schema is kept as the JSON
 // it was given (see JSONSchemaProps): the server checks and interprets it
-// through pkg/schema, not through Go fields.
+// through pkg/schema, not through Go fields. Definitions and their lists
+// also have kube's protobuf form (protobuf.go), byte for byte.
 package v1
 
 import (
