@@ -42,6 +42,8 @@ type Options struct {
 	// Port is the port the node's HTTPS server listens on, reported as
 	// status.daemonEndpoints.kubeletEndpoint.
 	Port int32
+	// Taints are the node's taints when the agent creates it.
+	Taints []corev1.Taint
 	// MaxPods is the pods capacity.
 	MaxPods int
 	// RootDir holds the pods' volumes; in a container, the engine's host
@@ -213,7 +215,7 @@ func (a *Agent) processNext(ctx context.Context) bool {
 	defer a.queue.Done(item)
 	key := item.(string)
 	if err := a.syncPod(ctx, key); err != nil {
-		klog.FromContext(ctx).V(2).Info("syncing pod", "pod", key, "err", err)
+		klog.FromContext(ctx).Info("syncing pod", "pod", key, "err", err)
 		a.queue.AddRateLimited(key)
 		return true
 	}

@@ -51,6 +51,7 @@ func (a *Agent) registerOnce(ctx context.Context) error {
 			Annotations: map[string]string{"volumes.kubernetes.io/controller-managed-attach-detach": "true"},
 		}}
 		node.Labels = nodeLabels(a.opts.NodeName, info)
+		node.Spec.Taints = a.opts.Taints
 		node, err = nodes.Create(ctx, node, metav1.CreateOptions{})
 	} else if err == nil {
 		changed := false
