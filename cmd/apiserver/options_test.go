@@ -29,8 +29,8 @@ func TestComplete_RefusesBadFlagCombinationsBeforeAnythingStarts(t *testing.T) {
 		// want are substrings of the error, all of them reported at once.
 		want []string
 	}{
-		{name: "unknown authorization mode", args: []string{"--authorization-mode=RBAC,Node"},
-			want: []string{`authorization-mode "Node" is not a valid mode`}},
+		{name: "unknown authorization mode", args: []string{"--authorization-mode=RBAC,Webhook"},
+			want: []string{`authorization-mode "Webhook" is not a valid mode`}},
 		{name: "authorization mode twice", args: []string{"--authorization-mode=RBAC,RBAC"},
 			want: []string{`authorization-mode "RBAC" has mode specified more than once`}},
 		{name: "negative in-flight limit", args: []string{"--max-requests-inflight=-1"},

@@ -38,6 +38,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/admission"
 	"github.com/cronplane/cronplane/pkg/admission/plugin/defaulttolerations"
 	"github.com/cronplane/cronplane/pkg/admission/plugin/namespacelifecycle"
+	"github.com/cronplane/cronplane/pkg/admission/plugin/noderestriction"
 	"github.com/cronplane/cronplane/pkg/admission/plugin/nodetaint"
 	"github.com/cronplane/cronplane/pkg/admission/plugin/priority"
 	saadmission "github.com/cronplane/cronplane/pkg/admission/plugin/serviceaccount"
@@ -46,6 +47,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/audit"
 	"github.com/cronplane/cronplane/pkg/auth/authenticator"
 	"github.com/cronplane/cronplane/pkg/auth/authorizer"
+	nodeauthz "github.com/cronplane/cronplane/pkg/auth/authorizer/node"
 	rbacauthz "github.com/cronplane/cronplane/pkg/auth/authorizer/rbac"
 	"github.com/cronplane/cronplane/pkg/auth/authorizer/rbac/bootstrap"
 	"github.com/cronplane/cronplane/pkg/auth/user"
@@ -186,7 +188,8 @@ func New(ctx context.Context, c CompletedConfig) (s *Server, err error) {
 	// escalation checks read too; RBAC fills it once they serve. Without
 	// RBAC it stays empty: nobody holds RBAC permissions to hand out.
 	index := rbacauthz.NewIndex()
-	authz, rules := authorizers(opts.AuthorizationModes, index)
+	graph := nodeauthz.NewGraph()
+	authz, rules := authorizers(opts.AuthorizationModes, index, graph)
 	escalation := &rbacregistry.Escalation{Authorizer: authz, Rules: index}
 	resources := append(builtinResources(escalation, opts.FeatureGates.Enabled(featuregate.CRDValidationRatcheting)), serviceAccounts.resource())
 	// Services and endpoints, with the ranges Services take their cluster
@@ -220,6 +223,11 @@ func New(ctx context.Context, c CompletedConfig) (s *Server, err error) {
 	}
 	if slices.Contains(opts.AuthorizationModes, ModeRBAC) {
 		if err := s.startRBAC(ctx, index); err != nil {
+			return nil, err
+		}
+	}
+	if slices.Contains(opts.AuthorizationModes, ModeNode) {
+		if err := s.startNodeGraph(ctx, graph); err != nil {
 			return nil, err
 		}
 	}
@@ -382,6 +390,7 @@ func (s *Server) admissionChain() admission.Chain {
 	chain := admission.Chain{
 		namespacelifecycle.New(namespaceGetter{s.Registry}),
 		saadmission.New(serviceAccountGetter{s.Registry}),
+		noderestriction.New(podNodeGetter{s.Registry}),
 		defaulttolerations.Plugin{},
 		priority.Plugin{},
 		nodetaint.Plugin{},
@@ -438,6 +447,39 @@ func (g serviceAccountGetter) GetServiceAccount(ctx context.Context, namespace, 
 		return nil, err
 	}
 	return storage.Unwrap(obj).(*corev1.ServiceAccount), nil
+}
+
+// podNodeGetter reads pods and nodes from the watch cache, for
+// NodeRestriction.
+type podNodeGetter struct{ registry *registry.Registry }
+
+func (g podNodeGetter) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	obj, err := cachedGet(ctx, g.registry, corev1.SchemeGroupVersion.WithResource("pods"), namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Pod), nil
+}
+
+func (g podNodeGetter) GetNode(ctx context.Context, name string) (*corev1.Node, error) {
+	obj, err := cachedGet(ctx, g.registry, corev1.SchemeGroupVersion.WithResource("nodes"), "", name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Node), nil
+}
+
+// cachedGet reads an object from the watch cache of whatever serves it.
+func cachedGet(ctx context.Context, r *registry.Registry, gvr schema.GroupVersionResource, namespace, name string) (runtime.Object, error) {
+	e, ok := r.Lookup(gvr)
+	if !ok {
+		return nil, fmt.Errorf("%s are not served", gvr.Resource)
+	}
+	obj, err := e.Storage.(rest.Getter).Get(ctx, namespace, name, &metav1.GetOptions{ResourceVersion: "0"})
+	if err != nil {
+		return nil, err
+	}
+	return storage.Unwrap(obj), nil
 }
 
 // namespaceGetter reads namespaces through whatever serves them.

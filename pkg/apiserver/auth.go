@@ -8,12 +8,14 @@ import (
 	"os"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/auth/authenticator"
 	"github.com/cronplane/cronplane/pkg/auth/authorizer"
+	"github.com/cronplane/cronplane/pkg/auth/authorizer/node"
 	"github.com/cronplane/cronplane/pkg/auth/authorizer/rbac"
 	"github.com/cronplane/cronplane/pkg/auth/authorizer/rbac/bootstrap"
 	"github.com/cronplane/cronplane/pkg/auth/user"
@@ -24,6 +26,7 @@ import (
 // The --authorization-mode values, as kube names them.
 const (
 	ModeRBAC        = "RBAC"
+	ModeNode        = "Node"
 	ModeAlwaysAllow = "AlwaysAllow"
 	ModeAlwaysDeny  = "AlwaysDeny"
 )
@@ -37,9 +40,9 @@ func validateAuthorizationModes(modes []string) error {
 	seen := map[string]bool{}
 	for _, m := range modes {
 		switch m {
-		case ModeRBAC, ModeAlwaysAllow, ModeAlwaysDeny:
+		case ModeRBAC, ModeNode, ModeAlwaysAllow, ModeAlwaysDeny:
 		default:
-			return fmt.Errorf("authorization-mode %q is not a valid mode (supported: %s, %s, %s)", m, ModeAlwaysAllow, ModeAlwaysDeny, ModeRBAC)
+			return fmt.Errorf("authorization-mode %q is not a valid mode (supported: %s, %s, %s, %s)", m, ModeAlwaysAllow, ModeAlwaysDeny, ModeNode, ModeRBAC)
 		}
 		if seen[m] {
 			return fmt.Errorf("authorization-mode %q has mode specified more than once", m)
@@ -88,8 +91,9 @@ func (s *Server) requestAuthenticator(tokens authenticator.Token) (authenticator
 
 // authorizers builds the authorizer of --authorization-mode, after
 // system:masters, which is always allowed, and the rule resolver the
-// rules reviews read. RBAC reads index, which startRBAC fills.
-func authorizers(modes []string, index *rbac.Index) (authorizer.Union, authorizer.RuleResolvers) {
+// rules reviews read. RBAC reads index, which startRBAC fills; Node reads
+// graph, which startNodeGraph fills.
+func authorizers(modes []string, index *rbac.Index, graph *node.Graph) (authorizer.Union, authorizer.RuleResolvers) {
 	z := authorizer.Union{authorizer.PrivilegedGroups{user.SystemPrivileged}}
 	var rules authorizer.RuleResolvers
 	for _, mode := range modes {
@@ -102,6 +106,10 @@ func authorizers(modes []string, index *rbac.Index) (authorizer.Union, authorize
 		case ModeRBAC:
 			z = append(z, rbac.Authorizer{Index: index})
 			rules = append(rules, rbac.Resolver{Index: index})
+		case ModeNode:
+			nodes := node.Authorizer{Graph: graph, Rules: bootstrap.NodeRules()}
+			z = append(z, nodes)
+			rules = append(rules, nodes)
 		}
 	}
 	return z, rules
@@ -115,32 +123,56 @@ var rbacResources = map[string]schema.GroupVersionResource{
 	"RoleBinding":        rbacv1.SchemeGroupVersion.WithResource("rolebindings"),
 }
 
-// rbacSyncTimeout bounds the wait for the index's first lists.
-const rbacSyncTimeout = time.Minute
+// syncTimeout bounds the wait for the first lists of what authorization
+// decides from.
+const syncTimeout = time.Minute
 
-// startRBAC feeds index from the watch caches of the RBAC resources,
-// waits until it holds them all, and adds the post-start hook that
-// reconciles the default policy.
-func (s *Server) startRBAC(ctx context.Context, index *rbac.Index) error {
+// follow feeds each handler the objects of its resource from the watch
+// cache, and waits until each has had its first list. mode names the
+// authorization mode that needs them.
+func (s *Server) follow(ctx context.Context, mode string, feeds map[schema.GroupVersionResource]informer.Handler) error {
 	var synced []chan struct{}
-	for kind, gvr := range rbacResources {
+	for gvr, h := range feeds {
 		store, ok := s.storage.store(gvr)
 		if !ok {
-			return fmt.Errorf("authorization mode RBAC needs %s served (see --runtime-config)", gvr.GroupVersion())
+			return fmt.Errorf("authorization mode %s needs %s served (see --runtime-config)", mode, gvr.GroupVersion())
 		}
 		ch := make(chan struct{})
 		synced = append(synced, ch)
-		go informer.Run(s.background, store.Storage, generic.StoragePrefix(s.opts.EtcdPrefix, store.Resource), index.Handler(kind), ch)
+		go informer.Run(s.background, store.Storage, generic.StoragePrefix(s.opts.EtcdPrefix, store.Resource), h, ch)
 	}
-	deadline := time.After(rbacSyncTimeout)
+	deadline := time.After(syncTimeout)
 	for _, ch := range synced {
 		select {
 		case <-ch:
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-deadline:
-			return errors.New("the RBAC roles and bindings were not read within a minute")
+			return fmt.Errorf("what authorization mode %s decides from was not read within a minute", mode)
 		}
+	}
+	return nil
+}
+
+// startNodeGraph feeds the Node authorizer's graph the stored pods and
+// persistent volumes, and waits until it holds them.
+func (s *Server) startNodeGraph(ctx context.Context, graph *node.Graph) error {
+	return s.follow(ctx, ModeNode, map[schema.GroupVersionResource]informer.Handler{
+		corev1.SchemeGroupVersion.WithResource("pods"):              node.PodHandler{G: graph},
+		corev1.SchemeGroupVersion.WithResource("persistentvolumes"): node.VolumeHandler{G: graph},
+	})
+}
+
+// startRBAC feeds index from the watch caches of the RBAC resources,
+// waits until it holds them all, and adds the post-start hook that
+// reconciles the default policy.
+func (s *Server) startRBAC(ctx context.Context, index *rbac.Index) error {
+	feeds := map[schema.GroupVersionResource]informer.Handler{}
+	for kind, gvr := range rbacResources {
+		feeds[gvr] = index.Handler(kind)
+	}
+	if err := s.follow(ctx, ModeRBAC, feeds); err != nil {
+		return err
 	}
 	// The default policy is put in place once the server serves, as kube's
 	// post-start hook of that name does; /readyz waits for it.

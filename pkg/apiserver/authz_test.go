@@ -640,6 +640,8 @@ func TestAuthorizationModes_AskedInOrderAsKube(t *testing.T) {
 	}{
 		{[]string{"AlwaysDeny", "RBAC"}, 200, 403, 403, `cannot list resource "cronjobs" in API group "batch" in the namespace "team": Everything is forbidden.`},
 		{[]string{"AlwaysDeny"}, 403, 403, 403, `: Everything is forbidden.`},
+		// Node decides for nodes alone: the others are RBAC's.
+		{[]string{"Node", "RBAC"}, 200, 403, 403, `cannot list resource "cronjobs" in API group "batch" in the namespace "team"`},
 		{[]string{"RBAC", "AlwaysAllow"}, 200, 200, 200, ""},
 		{[]string{"AlwaysAllow"}, 200, 200, 200, ""},
 	}

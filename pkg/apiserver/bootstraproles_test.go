@@ -40,6 +40,8 @@ func TestBootstrapPolicy_RolesAndBindingsAsKube(t *testing.T) {
 		{"system:kube-scheduler", `[{"kind":"User","apiGroup":"rbac.authorization.k8s.io","name":"system:kube-scheduler"}]`},
 		{"system:controller:node-controller", `[{"kind":"ServiceAccount","name":"node-controller","namespace":"kube-system"}]`},
 		{"system:controller:pod-garbage-collector", `[{"kind":"ServiceAccount","name":"pod-garbage-collector","namespace":"kube-system"}]`},
+		{"system:node", `null`},
+		{"system:node-proxier", `[{"kind":"User","apiGroup":"rbac.authorization.k8s.io","name":"system:kube-proxy"}]`},
 		{"system:controller:ttl-after-finished-controller", `[{"kind":"ServiceAccount","name":"ttl-after-finished-controller","namespace":"kube-system"}]`},
 	}
 	for _, tc := range bindings {
@@ -53,8 +55,11 @@ func TestBootstrapPolicy_RolesAndBindingsAsKube(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct{ role, rule string }{
-		{"system:aggregate-to-view", `{"verbs":["get","list","watch"],"apiGroups":[""],"resources":["configmaps","endpoints","serviceaccounts","services","services/status"]}`},
-		{"system:aggregate-to-edit", `{"verbs":["create","delete","deletecollection","patch","update"],"apiGroups":[""],"resources":["configmaps","events","secrets","serviceaccounts","services"]}`},
+		{"system:aggregate-to-view", `{"verbs":["get","list","watch"],"apiGroups":[""],"resources":["configmaps","endpoints","persistentvolumeclaims","persistentvolumeclaims/status","pods","replicationcontrollers","replicationcontrollers/scale","serviceaccounts","services","services/status"]}`},
+		{"system:aggregate-to-view", `{"verbs":["get","list","watch"],"apiGroups":[""],"resources":["bindings","events","limitranges","namespaces/status","pods/log","pods/status","replicationcontrollers/status","resourcequotas","resourcequotas/status"]}`},
+		{"system:aggregate-to-edit", `{"verbs":["create","delete","deletecollection","patch","update"],"apiGroups":[""],"resources":["configmaps","events","persistentvolumeclaims","replicationcontrollers","replicationcontrollers/scale","secrets","serviceaccounts","services","services/proxy"]}`},
+		{"system:aggregate-to-edit", `{"verbs":["create","delete","deletecollection","patch","update"],"apiGroups":[""],"resources":["pods","pods/attach","pods/exec","pods/portforward","pods/proxy"]}`},
+		{"system:aggregate-to-edit", `{"verbs":["create"],"apiGroups":[""],"resources":["pods/eviction"]}`},
 	} {
 		role, err := srv.Client.RbacV1().ClusterRoles().Get(ctx, tc.role, metav1.GetOptions{})
 		if err != nil {

@@ -59,7 +59,7 @@ func DefaultOptions() Options {
 		EtcdOptions:           EtcdOptions{EtcdPrefix: "/registry", CompactionInterval: 5 * time.Minute},
 		SecureServingOptions:  SecureServingOptions{BindAddress: "127.0.0.1", SecurePort: 6443},
 		AuthenticationOptions: AuthenticationOptions{AnonymousAuth: true},
-		AuthorizationOptions:  AuthorizationOptions{AuthorizationModes: []string{ModeRBAC}},
+		AuthorizationOptions:  AuthorizationOptions{AuthorizationModes: []string{ModeNode, ModeRBAC}},
 		FeatureOptions:        FeatureOptions{FeatureGates: featuregate.New(featuregate.Known), Profiling: true},
 		MetricsOptions:        MetricsOptions{RequestMetrics: true},
 		Serving:               DefaultServingOptions(),
@@ -226,14 +226,14 @@ func (o *AuthenticationOptions) Validate() error { return o.ServiceAccounts.Vali
 
 // AuthorizationOptions choose the authorizers.
 type AuthorizationOptions struct {
-	// AuthorizationModes are asked in order: RBAC, AlwaysAllow,
+	// AuthorizationModes are asked in order: Node, RBAC, AlwaysAllow,
 	// AlwaysDeny.
 	AuthorizationModes []string
 }
 
 // AddFlags binds the options to kube-apiserver's flags.
 func (o *AuthorizationOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes, "authorizers asked in order, comma separated: RBAC, AlwaysAllow, AlwaysDeny (system:masters is always allowed)")
+	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes, "authorizers asked in order, comma separated: Node, RBAC, AlwaysAllow, AlwaysDeny (system:masters is always allowed)")
 }
 
 // Validate refuses no mode, an unknown one, or one given twice.

@@ -206,6 +206,7 @@ func (sa *serviceAccounts) resource() *generic.Resource {
 		MaxExpiration: sa.maxExpiration,
 		TokenIDs:      sa.tokenIDs,
 		Secrets:       currentObjects{sa},
+		Pods:          currentObjects{sa},
 	})
 }
 
@@ -223,6 +224,7 @@ func (sa *serviceAccounts) authenticator() authenticator.Token {
 var (
 	serviceAccountsGVR = corev1.SchemeGroupVersion.WithResource("serviceaccounts")
 	secretsGVR         = corev1.SchemeGroupVersion.WithResource("secrets")
+	podsGVR            = corev1.SchemeGroupVersion.WithResource("pods")
 )
 
 // get reads an object through what serves its resource. A cached read
@@ -265,9 +267,25 @@ func (o cachedObjects) GetSecret(ctx context.Context, namespace, name string) (*
 	return obj.(*corev1.Secret), nil
 }
 
-// currentObjects are a TokenRequest's reads: the Secret a new token is
-// bound to as it is now, so that its uid is the latest.
+func (o cachedObjects) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	obj, err := o.sa.get(ctx, podsGVR, namespace, name, true)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Pod), nil
+}
+
+// currentObjects are a TokenRequest's reads: the Secret or Pod a new
+// token is bound to as it is now, so that its uid is the latest.
 type currentObjects struct{ sa *serviceAccounts }
+
+func (o currentObjects) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	obj, err := o.sa.get(ctx, podsGVR, namespace, name, false)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Pod), nil
+}
 
 func (o currentObjects) GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 	obj, err := o.sa.get(ctx, secretsGVR, namespace, name, false)

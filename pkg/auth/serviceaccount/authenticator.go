@@ -25,6 +25,7 @@ import (
 type Getter interface {
 	GetServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error)
 	GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+	GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
 }
 
 // leeway is the clock skew allowed on exp, nbf and iat, and how long a
@@ -142,6 +143,13 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*a
 	if a.cfg.CredentialIDs && public.ID != "" {
 		u.Extra = map[string][]string{CredentialIDKey: {"JTI=" + public.ID}}
 	}
+	if k.Pod != nil {
+		if u.Extra == nil {
+			u.Extra = map[string][]string{}
+		}
+		u.Extra[PodNameKey] = []string{k.Pod.Name}
+		u.Extra[PodUIDKey] = []string{k.Pod.UID}
+	}
 	return &authenticator.Response{User: u, Audiences: audiences}, true, nil
 }
 
@@ -192,11 +200,12 @@ func otherAlgorithmIssuer(token string) (string, bool) {
 	return claims.Issuer, true
 }
 
-// errInvalidated is kube's answer for a token whose bound Secret is gone.
+// errInvalidated is kube's answer for a token whose bound Secret or Pod
+// is gone.
 var errInvalidated = errors.New("service account token has been invalidated")
 
-// checkObjects makes sure that the account, and the Secret the token is
-// bound to, exist with the uids the token names, and were not deleted
+// checkObjects makes sure that the account, and the Secret or Pod the
+// token is bound to, exist with the uids the token names, and were not deleted
 // (deletionTimestamp) longer than the leeway ago, in kube's order.
 func (a *Authenticator) checkObjects(ctx context.Context, k *kubeClaims, now time.Time) error {
 	deletedBefore := now.Add(-leeway)
@@ -210,15 +219,26 @@ func (a *Authenticator) checkObjects(ctx context.Context, k *kubeClaims, now tim
 	if string(sa.UID) != k.ServiceAccount.UID {
 		return fmt.Errorf("service account UID (%s) does not match claim (%s)", sa.UID, k.ServiceAccount.UID)
 	}
-	if k.Secret == nil {
-		return nil
+	if k.Secret != nil {
+		secret, err := a.cfg.Getter.GetSecret(ctx, k.Namespace, k.Secret.Name)
+		if err != nil || (secret.DeletionTimestamp != nil && secret.DeletionTimestamp.Time.Before(deletedBefore)) {
+			return errInvalidated
+		}
+		if string(secret.UID) != k.Secret.UID {
+			return fmt.Errorf("secret UID (%s) does not match service account secret ref claim (%s)", secret.UID, k.Secret.UID)
+		}
 	}
-	secret, err := a.cfg.Getter.GetSecret(ctx, k.Namespace, k.Secret.Name)
-	if err != nil || (secret.DeletionTimestamp != nil && secret.DeletionTimestamp.Time.Before(deletedBefore)) {
-		return errInvalidated
-	}
-	if string(secret.UID) != k.Secret.UID {
-		return fmt.Errorf("secret UID (%s) does not match service account secret ref claim (%s)", secret.UID, k.Secret.UID)
+	if k.Pod != nil {
+		pod, err := a.cfg.Getter.GetPod(ctx, k.Namespace, k.Pod.Name)
+		if err != nil {
+			return errInvalidated
+		}
+		if string(pod.UID) != k.Pod.UID {
+			return fmt.Errorf("pod UID (%s) does not match service account pod ref claim (%s)", pod.UID, k.Pod.UID)
+		}
+		if pod.DeletionTimestamp != nil && pod.DeletionTimestamp.Time.Before(deletedBefore) {
+			return errInvalidated
+		}
 	}
 	return nil
 }

@@ -38,6 +38,7 @@ type privateClaims struct {
 type kubeClaims struct {
 	Namespace      string    `json:"namespace,omitempty"`
 	ServiceAccount claimRef  `json:"serviceaccount,omitempty"`
+	Pod            *claimRef `json:"pod,omitempty"`
 	Secret         *claimRef `json:"secret,omitempty"`
 }
 
@@ -120,6 +121,9 @@ func (s *Signer) Sign(c Claims) (string, error) {
 			Namespace:      c.Namespace,
 			ServiceAccount: claimRef{Name: c.ServiceAccount.Name, UID: string(c.ServiceAccount.UID)},
 		},
+	}
+	if c.Pod != nil {
+		tc.Kubernetes.Pod = &claimRef{Name: c.Pod.Name, UID: string(c.Pod.UID)}
 	}
 	if c.Secret != nil {
 		tc.Kubernetes.Secret = &claimRef{Name: c.Secret.Name, UID: string(c.Secret.UID)}

@@ -4,7 +4,7 @@
 // either server given the same keys and issuer. A Signer issues tokens
 // with one private key under one issuer; an Authenticator verifies them
 // against the accepted issuers, public keys and API audiences, and checks
-// that the account (and the Secret the token is bound to) still exists
+// that the account (and the Secret or Pod the token is bound to) still exists
 // with the uid the token names. Tokens of other issuers, and anything that
 // is not a JWT, are left to the other authenticators.
 package serviceaccount
@@ -28,6 +28,10 @@ const (
 	// CredentialIDKey is the user's extra that names the token it
 	// authenticated with ("JTI=<jti>").
 	CredentialIDKey = "authentication.kubernetes.io/credential-id"
+	// PodNameKey and PodUIDKey are the user's extras that name the pod a
+	// token is bound to.
+	PodNameKey = "authentication.kubernetes.io/pod-name"
+	PodUIDKey  = "authentication.kubernetes.io/pod-uid"
 )
 
 // UserName is the user a service account authenticates as.
@@ -51,8 +55,9 @@ type Ref struct {
 type Claims struct {
 	Namespace      string
 	ServiceAccount Ref
-	// Secret is the Secret the token is bound to, if any: the token is
-	// valid only while it exists.
+	// Pod and Secret are the object the token is bound to, if any: the
+	// token is valid only while it exists.
+	Pod       *Ref
 	Secret    *Ref
 	Audiences []string
 	IssuedAt  time.Time

@@ -30,6 +30,14 @@ import (
 type objects struct {
 	accounts map[string]*corev1.ServiceAccount
 	secrets  map[string]*corev1.Secret
+	pods     map[string]*corev1.Pod
+}
+
+func (o objects) GetPod(_ context.Context, namespace, name string) (*corev1.Pod, error) {
+	if p, ok := o.pods[namespace+"/"+name]; ok {
+		return p, nil
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, name)
 }
 
 func (o objects) GetServiceAccount(_ context.Context, namespace, name string) (*corev1.ServiceAccount, error) {
@@ -176,6 +184,21 @@ func TestAuthenticator_VerifiesTokensAndTheObjectsTheyName(t *testing.T) {
 			accounts: map[string]*corev1.ServiceAccount{"ns/builder": account("sa-uid")},
 			secrets:  map[string]*corev1.Secret{"ns/bound": secret("other-uid")},
 		}, recognized: true, wantErr: "secret UID (other-uid) does not match service account secret ref claim (secret-uid)"},
+		{name: "a token bound to a deleted pod is refused", token: func() string {
+			c := claims()
+			c.Pod = &Ref{Name: "web", UID: "pod-uid"}
+			tok, _ := signer.Sign(c)
+			return tok
+		}, recognized: true, wantErr: "service account token has been invalidated"},
+		{name: "a token bound to a pod created again is refused", token: func() string {
+			c := claims()
+			c.Pod = &Ref{Name: "web", UID: "pod-uid"}
+			tok, _ := signer.Sign(c)
+			return tok
+		}, objects: &objects{
+			accounts: map[string]*corev1.ServiceAccount{"ns/builder": account("sa-uid")},
+			pods:     map[string]*corev1.Pod{"ns/web": {ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "other-uid"}}},
+		}, recognized: true, wantErr: "pod UID (other-uid) does not match service account pod ref claim (pod-uid)"},
 		{name: "a static token is not recognized", token: func() string { return "admin-token" }, recognized: false},
 		{name: "three dots that are no JWT are not recognized", token: func() string { return "a.b.c" }, recognized: false},
 	} {
@@ -393,5 +416,37 @@ func TestTokenIDs_WrittenAndNamedOnlyWhenAsked(t *testing.T) {
 		if want := map[bool]map[string][]string{true: {CredentialIDKey: {"JTI=id-1"}}}[on]; !reflect.DeepEqual(resp.User.Extra, want) {
 			t.Fatalf("gate %v: extra %v, want %v", on, resp.User.Extra, want)
 		}
+	}
+}
+
+// A token bound to a pod names it in its claims and, once authenticated,
+// in the user's extra, as kube's do.
+func TestAuthenticator_PodBoundTokenNamesThePod(t *testing.T) {
+	signer := newSigner(t, "https://issuer.example", rsaKey(t))
+	c := claims()
+	c.Pod = &Ref{Name: "web", UID: "pod-uid"}
+	token, err := signer.Sign(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := base64.RawURLEncoding.DecodeString(strings.Split(token, ".")[1])
+	if !strings.Contains(string(payload), `"kubernetes.io":{"namespace":"ns","pod":{"name":"web","uid":"pod-uid"},"serviceaccount":{"name":"builder","uid":"sa-uid"}}`) {
+		t.Errorf("claims %s", payload)
+	}
+	a := NewAuthenticator(AuthenticatorConfig{
+		Issuers: []string{"https://issuer.example"}, Keys: []crypto.PublicKey{signer.PublicKey()}, Audiences: []string{"https://api.example"},
+		Getter: objects{
+			accounts: map[string]*corev1.ServiceAccount{"ns/builder": account("sa-uid")},
+			pods:     map[string]*corev1.Pod{"ns/web": {ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "pod-uid"}}},
+		},
+		Now: func() time.Time { return now },
+	})
+	resp, ok, err := a.AuthenticateToken(context.Background(), token)
+	if !ok || err != nil {
+		t.Fatalf("ok=%v err=%v", ok, err)
+	}
+	want := map[string][]string{PodNameKey: {"web"}, PodUIDKey: {"pod-uid"}}
+	if !reflect.DeepEqual(resp.User.Extra, want) {
+		t.Errorf("extra %v, want %v", resp.User.Extra, want)
 	}
 }

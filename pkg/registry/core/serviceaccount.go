@@ -34,6 +34,12 @@ type SecretGetter interface {
 	GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
 }
 
+// PodGetter reads the Pod a token is to be bound to, as it is now; a
+// missing one is an API NotFound error.
+type PodGetter interface {
+	GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
+}
+
 // TokenRequests configures the serviceaccounts/token subresource.
 type TokenRequests struct {
 	Signer TokenSigner
@@ -44,6 +50,7 @@ type TokenRequests struct {
 	// TokenIDs gives each token a jti (kube's ServiceAccountTokenJTI).
 	TokenIDs bool
 	Secrets  SecretGetter
+	Pods     PodGetter
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 }
@@ -212,9 +219,9 @@ func (t *tokenStorage) Create(ctx context.Context, namespace, name string, obj r
 			return nil, err
 		}
 	}
-	var secret *serviceaccount.Ref
+	var pod, secret *serviceaccount.Ref
 	if ref := req.Spec.BoundObjectRef; ref != nil {
-		if secret, err = t.boundSecret(ctx, namespace, ref); err != nil {
+		if pod, secret, err = t.boundObject(ctx, namespace, sa.Name, ref); err != nil {
 			return nil, err
 		}
 	}
@@ -226,6 +233,7 @@ func (t *tokenStorage) Create(ctx context.Context, namespace, name string, obj r
 	claims := serviceaccount.Claims{
 		Namespace:      namespace,
 		ServiceAccount: serviceaccount.Ref{Name: sa.Name, UID: sa.UID},
+		Pod:            pod,
 		Secret:         secret,
 		Audiences:      req.Spec.Audiences,
 		IssuedAt:       now,
@@ -242,37 +250,46 @@ func (t *tokenStorage) Create(ctx context.Context, namespace, name string, obj r
 	return req, nil
 }
 
-// boundSecret resolves the object a token is to be bound to. Only Secrets
-// can be: this server serves no pods, so a Pod is answered as kube answers
-// for a missing one, and a Node as kube v1.29 answers with its default
-// feature gates.
-func (t *tokenStorage) boundSecret(ctx context.Context, namespace string, ref *authenticationv1.BoundObjectReference) (*serviceaccount.Ref, error) {
+// boundObject resolves the Pod or Secret a token is to be bound to; a
+// Node is answered as kube v1.29 answers with its default feature gates.
+// A pod must run as the account.
+func (t *tokenStorage) boundObject(ctx context.Context, namespace, account string, ref *authenticationv1.BoundObjectReference) (pod, secret *serviceaccount.Ref, err error) {
 	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
 	switch {
-	case gvk.Group == "" && gvk.Kind == "Pod":
-		if ref.Name == "" {
-			return nil, apierrors.NewBadRequest("Name parameter required.")
-		}
-		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, ref.Name)
+	case gvk.Group == "" && (gvk.Kind == "Pod" || gvk.Kind == "Secret"):
 	case gvk.Group == "" && gvk.Kind == "Node":
-		return nil, apierrors.NewBadRequest(`cannot bind token to a Node object as the "ServiceAccountTokenNodeBinding" feature-gate is disabled`)
-	case gvk.Group == "" && gvk.Kind == "Secret":
+		return nil, nil, apierrors.NewBadRequest(`cannot bind token to a Node object as the "ServiceAccountTokenNodeBinding" feature-gate is disabled`)
 	default:
-		return nil, apierrors.NewBadRequest("cannot bind token to object of type " + gvk.String())
+		return nil, nil, apierrors.NewBadRequest("cannot bind token to object of type " + gvk.String())
 	}
 	if ref.Name == "" {
-		return nil, apierrors.NewBadRequest("Name parameter required.")
+		return nil, nil, apierrors.NewBadRequest("Name parameter required.")
 	}
-	s, err := t.cfg.Secrets.GetSecret(ctx, namespace, ref.Name)
-	if err != nil {
-		return nil, err
+	var bound serviceaccount.Ref
+	if gvk.Kind == "Pod" {
+		p, err := t.cfg.Pods.GetPod(ctx, namespace, ref.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if p.Spec.ServiceAccountName != account {
+			return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token for serviceaccount %q to pod running with different serviceaccount name.", account))
+		}
+		bound = serviceaccount.Ref{Name: p.Name, UID: p.UID}
+		pod = &bound
+	} else {
+		s, err := t.cfg.Secrets.GetSecret(ctx, namespace, ref.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		bound = serviceaccount.Ref{Name: s.Name, UID: s.UID}
+		secret = &bound
 	}
-	if ref.UID != "" && ref.UID != s.UID {
+	if ref.UID != "" && ref.UID != bound.UID {
 		// kube names the kind where a resource would go.
-		return nil, apierrors.NewConflict(schema.GroupResource{Resource: gvk.Kind}, ref.Name,
+		return nil, nil, apierrors.NewConflict(schema.GroupResource{Resource: gvk.Kind}, ref.Name,
 			fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID))
 	}
-	return &serviceaccount.Ref{Name: s.Name, UID: s.UID}, nil
+	return pod, secret, nil
 }
 
 // validateTokenRequest checks the requested lifetime, as kube does.

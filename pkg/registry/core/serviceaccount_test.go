@@ -84,6 +84,16 @@ func (secretGetter) GetSecret(_ context.Context, namespace, name string) (*corev
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bound", UID: "secret-uid"}}, nil
 }
 
+type podGetter struct{}
+
+func (podGetter) GetPod(_ context.Context, namespace, name string) (*corev1.Pod, error) {
+	accounts := map[string]string{"web": "builder", "other": "default"}
+	if namespace != "ns" || accounts[name] == "" {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, name)
+	}
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: "pod-uid"}, Spec: corev1.PodSpec{ServiceAccountName: accounts[name]}}, nil
+}
+
 // recordingSigner returns "token" and remembers the claims it signed.
 type recordingSigner struct{ claims *serviceaccount.Claims }
 
@@ -181,9 +191,27 @@ func TestTokenRequest_CreateAsKube(t *testing.T) {
 			wantErr: "Name parameter required.", wantCode: 400,
 		},
 		{
-			name:    "a pod is never found: no pods are served",
-			req:     authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "web"}}},
-			wantErr: `pods "web" not found`, wantCode: 404,
+			name: "a token bound to a pod names its uid",
+			req:  authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "web"}}},
+			want: authenticationv1.TokenRequestSpec{Audiences: apiAudiences, ExpirationSeconds: seconds(3600),
+				BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "web"}},
+			wantClaims: serviceaccount.Claims{Namespace: "ns", ServiceAccount: serviceaccount.Ref{Name: "builder", UID: "sa-uid"},
+				Pod: &serviceaccount.Ref{Name: "web", UID: "pod-uid"}, Audiences: apiAudiences, IssuedAt: now, Expiry: now.Add(time.Hour)},
+		},
+		{
+			name:    "a missing pod is a 404",
+			req:     authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "nosuch"}}},
+			wantErr: `pods "nosuch" not found`, wantCode: 404,
+		},
+		{
+			name:    "a pod of another account is a bad request",
+			req:     authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "other"}}},
+			wantErr: `cannot bind token for serviceaccount "builder" to pod running with different serviceaccount name.`, wantCode: 400,
+		},
+		{
+			name:    "a pod of another uid is a conflict",
+			req:     authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "web", UID: "123"}}},
+			wantErr: `Operation cannot be fulfilled on Pod "web": the UID in the bound object reference (123) does not match the UID in record. The object might have been deleted and then recreated`, wantCode: 409,
 		},
 		{
 			name:    "a node is refused as kube refuses it by default",
@@ -208,7 +236,7 @@ func TestTokenRequest_CreateAsKube(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			signer := &recordingSigner{}
-			tokens := &TokenRequests{Signer: signer, Audiences: apiAudiences, MaxExpiration: tc.maxExpiry, Secrets: secretGetter{}, Now: func() time.Time { return now }}
+			tokens := &TokenRequests{Signer: signer, Audiences: apiAudiences, MaxExpiration: tc.maxExpiry, Secrets: secretGetter{}, Pods: podGetter{}, Now: func() time.Time { return now }}
 			storage := &tokenStorage{accounts: accountGetter{}, cfg: tokens}
 			// Bodies come defaulted as the description says.
 			req := tc.req.DeepCopy()

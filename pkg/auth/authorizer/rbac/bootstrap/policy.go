@@ -11,6 +11,8 @@
 package bootstrap
 
 import (
+	"slices"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -41,7 +43,44 @@ const (
 	// of the binding of that role to the controller's service account in
 	// kube-system.
 	ControllerRolePrefix = "system:controller:"
+	// NodeRole is the role of what kubelets do, which kube binds to no
+	// one: the Node authorizer grants it to each node, narrowed to the
+	// objects of its own pods.
+	NodeRole = "system:node"
+	// KubeProxyUser is kube-proxy's identity.
+	KubeProxyUser = "system:kube-proxy"
 )
+
+// NodeRules are what a kubelet may do, as kube's system:node role lists
+// it (with the alpha features off). The Node authorizer and the
+// NodeRestriction admission plugin narrow these to the node's own
+// objects.
+func NodeRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		rule("authentication.k8s.io").resources("tokenreviews").verbs("create"),
+		rule("authorization.k8s.io").resources("subjectaccessreviews", "localsubjectaccessreviews").verbs("create"),
+		rule("").resources("services").verbs(readVerbs...),
+		rule("").resources("nodes").verbs("create", "get", "list", "watch"),
+		rule("").resources("nodes/status").verbs("patch", "update"),
+		rule("").resources("nodes").verbs("patch", "update"),
+		rule("").resources("events").verbs("create", "patch", "update"),
+		rule("").resources("pods").verbs(readVerbs...),
+		rule("").resources("pods").verbs("create", "delete"),
+		rule("").resources("pods/status").verbs("patch", "update"),
+		rule("").resources("pods/eviction").verbs("create"),
+		rule("").resources("secrets", "configmaps").verbs(readVerbs...),
+		rule("").resources("persistentvolumeclaims", "persistentvolumes").verbs("get"),
+		rule("").resources("endpoints").verbs("get"),
+		rule("certificates.k8s.io").resources("certificatesigningrequests").verbs("create", "get", "list", "watch"),
+		rule("coordination.k8s.io").resources("leases").verbs("create", "delete", "get", "patch", "update"),
+		rule("storage.k8s.io").resources("volumeattachments").verbs("get"),
+		rule("").resources("serviceaccounts/token").verbs("create"),
+		rule("").resources("persistentvolumeclaims/status").verbs("get", "patch", "update"),
+		rule("storage.k8s.io").resources("csidrivers").verbs(readVerbs...),
+		rule("storage.k8s.io").resources("csinodes").verbs("create", "delete", "get", "patch", "update"),
+		rule("node.k8s.io").resources("runtimeclasses").verbs(readVerbs...),
+	}
+}
 
 // Controllers are the service accounts (in kube-system) of the
 // controllers that run with their own credentials, with what each needs.
@@ -121,17 +160,39 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			rule("authorization.k8s.io").resources("localsubjectaccessreviews").verbs("create"),
 			rule("rbac.authorization.k8s.io").resources("rolebindings", "roles").verbs(allVerbs...)),
 		clusterRole("system:aggregate-to-edit", map[string]string{aggregateToEdit: "true"},
-			rule("").resources("secrets").verbs(readVerbs...),
+			rule("").resources("pods/attach", "pods/proxy", "pods/exec", "pods/portforward", "secrets", "services/proxy").verbs(readVerbs...),
 			rule("").resources("serviceaccounts").verbs("impersonate"),
-			rule("").resources("configmaps", "events", "secrets", "serviceaccounts", "services").verbs(writeVerbs...),
+			rule("").resources("pods", "pods/attach", "pods/proxy", "pods/exec", "pods/portforward").verbs(writeVerbs...),
+			rule("").resources("pods/eviction").verbs("create"),
+			rule("").resources("replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts",
+				"services", "services/proxy", "persistentvolumeclaims", "configmaps", "secrets", "events").verbs(writeVerbs...),
 			rule("").resources("serviceaccounts/token").verbs("create"),
-			rule("batch").resources("cronjobs", "jobs").verbs(writeVerbs...),
+			rule("apps").resources("statefulsets", "statefulsets/scale", "daemonsets",
+				"deployments", "deployments/scale", "deployments/rollback", "replicasets", "replicasets/scale").verbs(writeVerbs...),
+			rule("autoscaling").resources("horizontalpodautoscalers").verbs(writeVerbs...),
+			rule("batch").resources("jobs", "cronjobs").verbs(writeVerbs...),
+			rule("extensions").resources("daemonsets", "deployments", "deployments/scale", "deployments/rollback", "ingresses",
+				"replicasets", "replicasets/scale", "replicationcontrollers/scale", "networkpolicies").verbs(writeVerbs...),
+			rule("policy").resources("poddisruptionbudgets").verbs(writeVerbs...),
+			rule("networking.k8s.io").resources("networkpolicies", "ingresses").verbs(writeVerbs...),
 			rule("coordination.k8s.io").resources("leases").verbs(allVerbs...)),
 		clusterRole("system:aggregate-to-view", map[string]string{aggregateToView: "true"},
-			rule("").resources("configmaps", "endpoints", "serviceaccounts", "services", "services/status").verbs(readVerbs...),
-			rule("").resources("events", "namespaces/status").verbs(readVerbs...),
+			rule("").resources("pods", "replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts",
+				"services", "services/status", "endpoints", "persistentvolumeclaims", "persistentvolumeclaims/status", "configmaps").verbs(readVerbs...),
+			rule("").resources("limitranges", "resourcequotas", "bindings", "events", "pods/status", "resourcequotas/status",
+				"namespaces/status", "replicationcontrollers/status", "pods/log").verbs(readVerbs...),
 			rule("").resources("namespaces").verbs(readVerbs...),
-			rule("batch").resources("cronjobs", "cronjobs/status", "jobs", "jobs/status").verbs(readVerbs...)),
+			rule("discovery.k8s.io").resources("endpointslices").verbs(readVerbs...),
+			rule("apps").resources("controllerrevisions", "statefulsets", "statefulsets/status", "statefulsets/scale",
+				"daemonsets", "daemonsets/status", "deployments", "deployments/status", "deployments/scale",
+				"replicasets", "replicasets/status", "replicasets/scale").verbs(readVerbs...),
+			rule("autoscaling").resources("horizontalpodautoscalers", "horizontalpodautoscalers/status").verbs(readVerbs...),
+			rule("batch").resources("jobs", "cronjobs", "cronjobs/status", "jobs/status").verbs(readVerbs...),
+			rule("extensions").resources("daemonsets", "daemonsets/status", "deployments", "deployments/scale", "deployments/status",
+				"ingresses", "ingresses/status", "replicasets", "replicasets/scale", "replicasets/status", "replicationcontrollers/scale",
+				"networkpolicies").verbs(readVerbs...),
+			rule("policy").resources("poddisruptionbudgets", "poddisruptionbudgets/status").verbs(readVerbs...),
+			rule("networking.k8s.io").resources("networkpolicies", "ingresses", "ingresses/status").verbs(readVerbs...)),
 		clusterRole("system:auth-delegator", nil,
 			rule("authentication.k8s.io").resources("tokenreviews").verbs("create"),
 			rule("authorization.k8s.io").resources("subjectaccessreviews").verbs("create")),
@@ -140,6 +201,23 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			rule("authentication.k8s.io").resources("selfsubjectreviews").verbs("create")),
 		clusterRole("system:discovery", nil,
 			rbacv1.PolicyRule{NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"}, Verbs: []string{"get"}}),
+		clusterRole("system:heapster", nil,
+			rule("").resources("events", "pods", "nodes", "namespaces").verbs(readVerbs...),
+			rule("extensions").resources("deployments").verbs(readVerbs...)),
+		clusterRole(NodeRole, nil, NodeRules()...),
+		clusterRole("system:node-problem-detector", nil,
+			rule("").resources("nodes").verbs("get"),
+			rule("").resources("nodes/status").verbs("patch"),
+			eventsRule),
+		clusterRole("system:kubelet-api-admin", nil,
+			rule("").resources("nodes").verbs(readVerbs...),
+			rule("").resources("nodes").verbs("proxy"),
+			rule("").resources("nodes/proxy", "nodes/metrics", "nodes/stats", "nodes/log").verbs("*")),
+		clusterRole("system:node-proxier", nil,
+			rule("").resources("services", "endpoints").verbs("list", "watch"),
+			rule("").resources("nodes").verbs(readVerbs...),
+			eventsRule,
+			rule("discovery.k8s.io").resources("endpointslices").verbs("list", "watch")),
 		clusterRole("system:kube-aggregator", nil,
 			rule("").resources("endpoints", "services").verbs(readVerbs...)),
 		clusterRole("system:kube-dns", nil,
@@ -203,6 +281,10 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		binding("system:service-account-issuer-discovery", group(serviceaccount.AllServiceAccountsGroup)),
 		binding(ControllerManagerUser, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: ControllerManagerUser}),
 		binding(SchedulerUser, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: SchedulerUser}),
+		binding("system:node-proxier", rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: KubeProxyUser}),
+		// Kube keeps this binding without subjects: nodes are authorized
+		// by the Node authorizer, not through RBAC.
+		binding(NodeRole),
 	}
 	scheduler := binding(SchedulerBinding,
 		rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "scheduler", Namespace: "kube-system"},
@@ -249,14 +331,22 @@ func binding(role string, subjects ...rbacv1.Subject) *rbacv1.ClusterRoleBinding
 }
 
 // ruleBuilder writes rules as kube's policy reads: groups, resources,
-// names, verbs.
+// names, verbs. Each list is stored sorted, as kube's builder stores it.
 type ruleBuilder struct{ r rbacv1.PolicyRule }
 
-func rule(groups ...string) ruleBuilder { return ruleBuilder{rbacv1.PolicyRule{APIGroups: groups}} }
+func rule(groups ...string) ruleBuilder {
+	return ruleBuilder{rbacv1.PolicyRule{APIGroups: sorted(groups)}}
+}
 
-func (b ruleBuilder) resources(r ...string) ruleBuilder { b.r.Resources = r; return b }
-func (b ruleBuilder) names(n ...string) ruleBuilder     { b.r.ResourceNames = n; return b }
+func (b ruleBuilder) resources(r ...string) ruleBuilder { b.r.Resources = sorted(r); return b }
+func (b ruleBuilder) names(n ...string) ruleBuilder     { b.r.ResourceNames = sorted(n); return b }
 func (b ruleBuilder) verbs(v ...string) rbacv1.PolicyRule {
-	b.r.Verbs = v
+	b.r.Verbs = sorted(v)
 	return b.r
+}
+
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
 }
