@@ -15,6 +15,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
@@ -215,7 +216,11 @@ func (a *Agent) processNext(ctx context.Context) bool {
 	defer a.queue.Done(item)
 	key := item.(string)
 	if err := a.syncPod(ctx, key); err != nil {
-		klog.FromContext(ctx).Info("syncing pod", "pod", key, "err", err)
+		// A conflict is a status written from a cache behind our own
+		// last write: the next sync sees it.
+		if !apierrors.IsConflict(err) {
+			klog.FromContext(ctx).Info("syncing pod", "pod", key, "err", err)
+		}
 		a.queue.AddRateLimited(key)
 		return true
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -67,28 +66,13 @@ func needEngine(t *testing.T) *engine.Docker {
 	return d
 }
 
-// nodeClient is a client with a node's credentials: a certificate for
-// system:node:<name> from the server's CA, as hack/node-kubeconfig makes.
-// Until the Node authorizer grants what a node needs, a role here does.
-func nodeClient(t *testing.T, node string) kubernetes.Interface {
+// agentClient is a client with a node's credentials, as nodeClient, at
+// the rate the agent asks for: the Node authorizer and NodeRestriction
+// judge what it does.
+func agentClient(t *testing.T, node string) kubernetes.Interface {
 	t.Helper()
 	f, err := certs.EnsureClient(filepath.Join(srv.DataDir(), "certs"), "node-"+node, "system:node:"+node, []string{"system:nodes"})
 	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cronplane-test:node-agent"}, Rules: []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"nodes", "nodes/status", "pods", "pods/status", "configmaps", "secrets", "events"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-		{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}},
-		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
-	}}
-	if _, err := srv.Client.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "cronplane-test:node-agent"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
-		Subjects: []rbacv1.Subject{{Kind: "Group", APIGroup: "rbac.authorization.k8s.io", Name: "system:nodes"}}}
-	if _, err := srv.Client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	cfg := &rest.Config{Host: srv.URL, QPS: 100, Burst: 200, TLSClientConfig: rest.TLSClientConfig{
@@ -111,7 +95,7 @@ func runAgent(t *testing.T, node, rootDir string, eng engine.Engine) (stop func(
 	opts.SyncPeriod, opts.LeaseDuration = 300*time.Millisecond, 4*time.Second
 	// Only the pods of these tests, bound by name, run here.
 	opts.Taints = []corev1.Taint{{Key: "cronplane.test/node-agent", Effect: corev1.TaintEffectNoSchedule}}
-	a, err := nodeagent.New(opts, nodeClient(t, node), eng)
+	a, err := nodeagent.New(opts, agentClient(t, node), eng)
 	if err != nil {
 		t.Fatal(err)
 	}
