@@ -125,6 +125,8 @@ type Server struct {
 	// serviceAccounts signs and verifies service account tokens, and
 	// serves issuer discovery.
 	serviceAccounts *serviceAccounts
+	// kubelet reaches the nodes' agents for pods/log.
+	kubelet *kubeletConnector
 	// life holds the post-start hooks, the health checks' state, the
 	// in-flight limits and the graceful shutdown's account of requests.
 	life lifecycle
@@ -191,7 +193,8 @@ func New(ctx context.Context, c CompletedConfig) (s *Server, err error) {
 	graph := nodeauthz.NewGraph()
 	authz, rules := authorizers(opts.AuthorizationModes, index, graph)
 	escalation := &rbacregistry.Escalation{Authorizer: authz, Rules: index}
-	resources := append(builtinResources(escalation, opts.FeatureGates.Enabled(featuregate.CRDValidationRatcheting)), serviceAccounts.resource())
+	s.kubelet = &kubeletConnector{opts: opts.KubeletClient, registry: s.Registry}
+	resources := append(builtinResources(escalation, opts.FeatureGates.Enabled(featuregate.CRDValidationRatcheting), s.kubelet), serviceAccounts.resource())
 	// Services and endpoints, with the ranges Services take their cluster
 	// IPs and node ports from, guarded in etcd.
 	serviceAlloc, services, err := serviceResources(opts)
@@ -211,6 +214,9 @@ func New(ctx context.Context, c CompletedConfig) (s *Server, err error) {
 		return nil, err
 	}
 	if s.tls, err = s.tlsConfig(); err != nil {
+		return nil, err
+	}
+	if err := s.kubelet.setTransports(opts.CertDir, s.generatedCA != nil); err != nil {
 		return nil, err
 	}
 	authn, err := s.requestAuthenticator(tokenAuth)
@@ -313,9 +319,9 @@ func (s *Server) connectEtcd(ctx context.Context) error {
 
 // builtinResources are the resources the server knows; namespaces first.
 // ratcheting is the CRDValidationRatcheting gate.
-func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool) []*generic.Resource {
+func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool, logs core.ContainerLogs) []*generic.Resource {
 	resources := []*generic.Resource{core.NamespaceResource(), core.EventResource(), core.ConfigMapResource(), core.SecretResource()}
-	resources = append(resources, core.WorkloadResources()...)
+	resources = append(resources, core.WorkloadResources(logs)...)
 	resources = append(resources, batch.Resources()...)
 	resources = append(resources, coordination.Resources()...)
 	resources = append(resources, rbacregistry.Resources(escalation)...)
@@ -616,10 +622,10 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 }
 
 // isLongRunning reports the requests no request timeout applies to:
-// watches.
+// watches and, as kube's, reads of a pod's log, which may follow it.
 func isLongRunning(r *http.Request) bool {
 	info, ok := request.RequestInfoFrom(r.Context())
-	return ok && info.Verb == "watch"
+	return ok && (info.Verb == "watch" || (info.IsResourceRequest && info.Subresource == "log"))
 }
 
 // getOnly answers kube's 405 to any method but GET.

@@ -47,6 +47,8 @@ type Options struct {
 	// Services are the Service ranges and the address this apiserver
 	// advertises in the kubernetes Endpoints.
 	Services kubernetesservice.Options
+	// KubeletClient says how the nodes' agents are reached (pods/log).
+	KubeletClient KubeletClientOptions
 	// Logger receives the server's log; the zero Logger means klog's
 	// global one (--v, --logging-format).
 	Logger klog.Logger
@@ -64,6 +66,7 @@ func DefaultOptions() Options {
 		MetricsOptions:        MetricsOptions{RequestMetrics: true},
 		Serving:               DefaultServingOptions(),
 		Services:              kubernetesservice.DefaultOptions(),
+		KubeletClient:         DefaultKubeletClientOptions(),
 	}
 }
 
@@ -80,6 +83,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Audit.AddFlags(fs)
 	o.Serving.AddFlags(fs)
 	o.Services.AddFlags(fs)
+	o.KubeletClient.AddFlags(fs)
 }
 
 // Validate reports every setting kube-apiserver would refuse, all at once.
@@ -93,6 +97,7 @@ func (o *Options) Validate() error {
 		o.Audit.Validate(),
 		o.Serving.Validate(),
 		o.Services.Validate(),
+		o.KubeletClient.Validate(),
 	)
 }
 
@@ -131,7 +136,7 @@ func (o Options) Complete() (CompletedConfig, error) {
 // availableResources are the built-in resources --runtime-config chooses
 // from.
 func availableResources() []schema.GroupVersionResource {
-	resources := append(builtinResources(&rbacregistry.Escalation{}, false), core.ServiceAccountResource(&core.TokenRequests{}),
+	resources := append(builtinResources(&rbacregistry.Escalation{}, false, nil), core.ServiceAccountResource(&core.TokenRequests{}),
 		core.ServiceResource(&core.ServiceAllocators{}), core.EndpointsResource())
 	gvrs := make([]schema.GroupVersionResource, len(resources))
 	for i, res := range resources {

@@ -11,6 +11,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -137,6 +138,9 @@ func (c *call) deprecated() {
 func (c *call) serve() (int, runtime.Object, error) {
 	switch c.info.Verb {
 	case "get":
+		if st, ok := c.storage.(rest.Streamer); ok {
+			return 0, nil, c.stream(st)
+		}
 		if g, ok := c.storage.(rest.Getter); ok {
 			return c.get(g)
 		}
@@ -381,6 +385,49 @@ func (c *call) get(g rest.Getter) (int, runtime.Object, error) {
 	}
 	obj, err := g.Get(c.r.Context(), c.namespace, c.info.Name, &opts)
 	return http.StatusOK, obj, err
+}
+
+// stream answers a GET with a Streamer's bytes, as they come when it
+// follows, until the stream ends or the client goes.
+func (c *call) stream(st rest.Streamer) error {
+	s, err := st.Stream(c.r.Context(), c.namespace, c.info.Name, c.query)
+	if err != nil {
+		return err
+	}
+	if s.Body == nil {
+		c.w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	defer s.Body.Close()
+	contentType := s.ContentType
+	if contentType == "" {
+		contentType = "application/octet-stream"
+	}
+	c.w.Header().Set("Content-Type", contentType)
+	c.w.WriteHeader(http.StatusOK)
+	flusher, _ := c.w.(http.Flusher)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	var out io.Writer = c.w
+	if s.Flush && flusher != nil {
+		out = flushWriter{c.w, flusher}
+	}
+	// The answer has started: an error now can only end it.
+	_, _ = io.Copy(out, s.Body)
+	return nil
+}
+
+// flushWriter sends each write on at once.
+type flushWriter struct {
+	w io.Writer
+	f http.Flusher
+}
+
+func (fw flushWriter) Write(p []byte) (int, error) {
+	n, err := fw.w.Write(p)
+	fw.f.Flush()
+	return n, err
 }
 
 func (c *call) list(l rest.Lister, opts metav1.ListOptions) (int, runtime.Object, error) {

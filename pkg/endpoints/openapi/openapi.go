@@ -214,14 +214,16 @@ func addPaths(paths map[string]interface{}, res *registry.Entry, s *schemas, obj
 		}
 		ops := map[string]interface{}{}
 		for _, verb := range registry.Verbs(storage) {
-			switch verb {
-			case "get":
+			switch _, streams := storage.(rest.Streamer); {
+			case verb == "get" && streams:
+				ops["get"] = streamOp(kind, s, subGVK, media)
+			case verb == "get":
 				ops["get"] = op(kind, s, "get", subGVK, subName, nil, media)
-			case "update":
+			case verb == "update":
 				ops["put"] = op(kind, s, "put", subGVK, subName, writeParams, media)
-			case "patch":
+			case verb == "patch":
 				ops["patch"] = op(kind, s, "patch", subGVK, subName, append(append([]map[string]interface{}{}, writeParams...), forceParam), media)
-			case "create":
+			case verb == "create":
 				ops["post"] = op(kind, s, "post", subGVK, subName, writeParams, media)
 			}
 		}
@@ -304,6 +306,30 @@ func op(kind string, s *schemas, action string, gvk map[string]string, schemaNam
 			o["consumes"] = mt.takes
 		}
 	}
+	return o
+}
+
+// streamOp is the GET of a subresource that answers a stream of text
+// (pods/log): a string, in plain text or the resource's media types.
+func streamOp(kind string, s *schemas, gvk map[string]string, mt mediaTypes) map[string]interface{} {
+	media := append([]string{"text/plain"}, mt.answers...)
+	str := Schema{"type": "string"}
+	o := map[string]interface{}{
+		"operationId":                     "get" + kind,
+		"x-kubernetes-action":             "get",
+		"x-kubernetes-group-version-kind": gvk,
+		"parameters":                      s.params(nil),
+	}
+	if s.v3 {
+		content := map[string]interface{}{}
+		for _, m := range media {
+			content[m] = map[string]interface{}{"schema": str}
+		}
+		o["responses"] = map[string]interface{}{"200": map[string]interface{}{"description": "OK", "content": content}}
+		return o
+	}
+	o["responses"] = map[string]interface{}{"200": map[string]interface{}{"description": "OK", "schema": str}}
+	o["produces"] = media
 	return o
 }
 

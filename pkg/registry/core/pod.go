@@ -23,11 +23,12 @@ import (
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
 
-// PodResource registers core/v1 pods with their status subresource. What
-// a Pod may be created with is pkg/podspec's; what an update may change,
-// what a status write may, and when a delete waits for the node's agent
-// are the pod's own rules, below.
-func PodResource() *generic.Resource {
+// PodResource registers core/v1 pods with their status, binding,
+// eviction and log subresources; the log is read from the pod's node
+// through logs. What a Pod may be created with is pkg/podspec's; what an
+// update may change, what a status write may, and when a delete waits for
+// the node's agent are the pod's own rules, below.
+func PodResource(logs ContainerLogs) *generic.Resource {
 	gvk := corev1.SchemeGroupVersion.WithKind("Pod")
 	newFunc := func() runtime.Object { return &corev1.Pod{} }
 	return &generic.Resource{
@@ -50,7 +51,7 @@ func PodResource() *generic.Resource {
 		FieldLabels:         podFieldLabels,
 		ReturnDeletedObject: true,
 		Serve: func(s *generic.Store) (rest.Storage, map[string]rest.Storage) {
-			return s, map[string]rest.Storage{"status": s.Subresource("status"), "binding": &bindingStorage{pods: s}, "eviction": &evictionStorage{pods: s}}
+			return s, map[string]rest.Storage{"status": s.Subresource("status"), "binding": &bindingStorage{pods: s}, "eviction": &evictionStorage{pods: s}, "log": &podLogStorage{pods: s, logs: logs}}
 		},
 	}
 }

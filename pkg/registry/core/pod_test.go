@@ -16,7 +16,7 @@ func newPod() *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", ResourceVersion: "5"},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
 	}
-	PodResource().Default(pod)
+	PodResource(nil).Default(pod)
 	podStrategy{}.PrepareForCreate(pod)
 	return pod
 }
@@ -125,7 +125,7 @@ func TestPodPrepareForCreate_StatusStartsPendingWithQOSClass(t *testing.T) {
 				pod.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "g"}}
 			}
 			pod.Status.Phase = corev1.PodRunning
-			PodResource().Default(pod)
+			PodResource(nil).Default(pod)
 			podStrategy{}.PrepareForCreate(pod)
 			if pod.Status.Phase != corev1.PodPending || pod.Status.QOSClass != tc.want {
 				t.Fatalf("status %+v, want Pending and %s", pod.Status, tc.want)

@@ -111,6 +111,6 @@ func containerCells(cs []corev1.Container) (names, images string) {
 
 // WorkloadResources are the core/v1 resources of pods and what they run
 // on, in kube's discovery order.
-func WorkloadResources() []*generic.Resource {
-	return []*generic.Resource{NodeResource(), PodResource(), PodTemplateResource()}
+func WorkloadResources(logs ContainerLogs) []*generic.Resource {
+	return []*generic.Resource{NodeResource(), PodResource(logs), PodTemplateResource()}
 }

@@ -9,6 +9,8 @@ package rest
 
 import (
 	"context"
+	"io"
+	"net/url"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -32,6 +34,23 @@ type Scoper interface {
 // object).
 type Getter interface {
 	Get(ctx context.Context, namespace, name string, opts *metav1.GetOptions) (runtime.Object, error)
+}
+
+// Stream is what a Streamer answers: bytes read from elsewhere.
+type Stream struct {
+	// Body is the answer; nil is no content (a 204), as kube answers a
+	// log that has nowhere to come from yet.
+	Body        io.ReadCloser
+	ContentType string
+	// Flush sends each read on at once, for a stream that follows.
+	Flush bool
+}
+
+// Streamer serves the GET of a subresource whose answer is a stream of
+// bytes rather than an object, as pods/log is: it reads its options
+// from the query itself, and its errors are API errors.
+type Streamer interface {
+	Stream(ctx context.Context, namespace, name string, query url.Values) (*Stream, error)
 }
 
 // ListOptions are metav1.ListOptions with their selectors parsed.
