@@ -38,6 +38,9 @@ import (
 type Options struct {
 	// NodeName is the Node the agent registers and whose pods it runs.
 	NodeName string
+	// Hostname is the node's Hostname address, which the apiserver
+	// prefers to reach the node's API at; empty: NodeName.
+	Hostname string
 	// NodeIP is the node's InternalIP, and the pods' hostIP.
 	NodeIP string
 	// Port is the port the node's HTTPS server listens on, reported as

@@ -3,6 +3,8 @@ package nodeagent
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -116,6 +118,10 @@ func (f *fakeEngine) Inspect(_ context.Context, id string) (engine.Container, er
 		return engine.Container{}, engine.ErrNotFound
 	}
 	return *c, nil
+}
+
+func (f *fakeEngine) Logs(context.Context, string, bool) (io.ReadCloser, error) {
+	return io.NopCloser(strings.NewReader("")), nil
 }
 
 func (f *fakeEngine) running() []string {

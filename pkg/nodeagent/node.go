@@ -73,6 +73,13 @@ func (a *Agent) registerOnce(ctx context.Context) error {
 	return a.updateNodeStatus(ctx, node, info, true)
 }
 
+func (a *Agent) hostname() string {
+	if a.opts.Hostname != "" {
+		return a.opts.Hostname
+	}
+	return a.opts.NodeName
+}
+
 func nodeLabels(name string, info engine.Info) map[string]string {
 	return map[string]string{
 		corev1.LabelHostname:      name,
@@ -103,7 +110,7 @@ func (a *Agent) nodeStatus(old corev1.NodeStatus, info engine.Info, now metav1.T
 		Allocatable: allocatable,
 		Addresses: []corev1.NodeAddress{
 			{Type: corev1.NodeInternalIP, Address: a.opts.NodeIP},
-			{Type: corev1.NodeHostName, Address: a.opts.NodeName},
+			{Type: corev1.NodeHostName, Address: a.hostname()},
 		},
 		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: a.opts.Port}},
 		NodeInfo: corev1.NodeSystemInfo{

@@ -2,6 +2,9 @@ package integration
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +24,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/certs"
 	"github.com/cronplane/cronplane/pkg/nodeagent"
 	"github.com/cronplane/cronplane/pkg/nodeagent/engine"
+	"github.com/cronplane/cronplane/pkg/nodeserver"
 )
 
 // agentImage is the image the node agent tests run: busybox, built here
@@ -90,12 +94,35 @@ func agentClient(t *testing.T, node string) kubernetes.Interface {
 func runAgent(t *testing.T, node, rootDir string, eng engine.Engine) (stop func()) {
 	t.Helper()
 	opts := nodeagent.DefaultOptions()
-	opts.NodeName, opts.NodeIP, opts.RootDir = node, "127.0.0.1", rootDir
+	// The apiserver reaches the node's API by its Hostname address.
+	opts.NodeName, opts.Hostname, opts.NodeIP, opts.RootDir = node, "localhost", "127.0.0.1", rootDir
 	opts.APIServerHost, opts.APIServerPort = "127.0.0.1", 443
 	opts.SyncPeriod, opts.LeaseDuration = 300*time.Millisecond, 4*time.Second
 	// Only the pods of these tests, bound by name, run here.
 	opts.Taints = []corev1.Taint{{Key: "cronplane.test/node-agent", Effect: corev1.TaintEffectNoSchedule}}
-	a, err := nodeagent.New(opts, agentClient(t, node), eng)
+	// The node's API, serving the agent's container logs to the
+	// apiserver.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Port = int32(l.Addr().(*net.TCPAddr).Port)
+	client := agentClient(t, node)
+	a, err := nodeagent.New(opts, client, eng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := certs.EnsureCert(t.TempDir(), certs.Spec{Name: "node", CommonName: node, Server: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.LoadX509KeyPair(files.CertFile, files.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientCAs := x509.NewCertPool()
+	clientCAs.AppendCertsFromPEM(srv.CAData)
+	server, err := nodeserver.New(nodeserver.Config{NodeName: node, Certificate: cert, ClientCAs: clientCAs, Client: client, Logs: a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,11 +134,18 @@ func runAgent(t *testing.T, node, rootDir string, eng engine.Engine) (stop func(
 			t.Logf("node agent: %v", err)
 		}
 	}()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = server.Serve(ctx, l)
+	}()
 	stop = func() {
 		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
+		for _, c := range []chan struct{}{done, served} {
+			select {
+			case <-c:
+			case <-time.After(10 * time.Second):
+			}
 		}
 	}
 	t.Cleanup(stop)
@@ -181,7 +215,7 @@ func TestNodeAgent_RegistersItsNodeAndRunsPodsToCompletion(t *testing.T) {
 	info, _ := eng.Info(ctx)
 	if n.Labels[corev1.LabelHostname] != node || n.Labels[corev1.LabelOSStable] != "linux" || n.Status.Capacity.Pods().Value() != 110 ||
 		n.Status.Capacity.Cpu().Value() != int64(info.NCPU) || n.Status.NodeInfo.ContainerRuntimeVersion != "docker://"+info.Version ||
-		n.Status.DaemonEndpoints.KubeletEndpoint.Port != 10250 || len(n.Status.Conditions) != 4 {
+		n.Status.DaemonEndpoints.KubeletEndpoint.Port == 0 || len(n.Status.Conditions) != 4 {
 		t.Fatalf("node %+v %+v", n.Labels, n.Status)
 	}
 	waitFor(t, "the node's lease", func() (bool, error) {
@@ -229,16 +263,20 @@ func TestNodeAgent_RegistersItsNodeAndRunsPodsToCompletion(t *testing.T) {
 	}
 
 	// A failing container with restartPolicy Never fails the pod.
-	if _, err := srv.Client.CoreV1().Pods(ns).Create(ctx, agentPod("fails", node, corev1.RestartPolicyNever, "exit 3"), metav1.CreateOptions{}); err != nil {
+	if _, err := srv.Client.CoreV1().Pods(ns).Create(ctx, agentPod("fails", node, corev1.RestartPolicyNever, "echo oops; exit 3"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	got = waitPod(t, ns, "fails", "Failed", 30*time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
 	if term := got.Status.ContainerStatuses[0].State.Terminated; term == nil || term.Reason != "Error" || term.ExitCode != 3 {
 		t.Fatalf("container status %+v", got.Status.ContainerStatuses)
 	}
+	// Its log, from the engine through the node's API and the apiserver.
+	if out, err := readLog(ctx, ns, "fails", &corev1.PodLogOptions{}); err != nil || out != "oops\n" {
+		t.Fatalf("log %q, %v", out, err)
+	}
 
 	// OnFailure restarts a failing container, then backs off.
-	if _, err := srv.Client.CoreV1().Pods(ns).Create(ctx, agentPod("crashes", node, corev1.RestartPolicyOnFailure, "exit 1"), metav1.CreateOptions{}); err != nil {
+	if _, err := srv.Client.CoreV1().Pods(ns).Create(ctx, agentPod("crashes", node, corev1.RestartPolicyOnFailure, "echo attempt $(cat /proc/uptime); exit 1"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitPod(t, ns, "crashes", "in CrashLoopBackOff", 30*time.Second, func(p *corev1.Pod) bool {
@@ -246,6 +284,9 @@ func TestNodeAgent_RegistersItsNodeAndRunsPodsToCompletion(t *testing.T) {
 		return len(s) == 1 && s[0].RestartCount >= 1 && s[0].State.Waiting != nil && s[0].State.Waiting.Reason == "CrashLoopBackOff" &&
 			s[0].LastTerminationState.Terminated != nil && s[0].LastTerminationState.Terminated.ExitCode == 1
 	})
+	if out, err := readLog(ctx, ns, "crashes", &corev1.PodLogOptions{Previous: true, Timestamps: true}); err != nil || !strings.Contains(out, "Z attempt ") {
+		t.Fatalf("previous log %q, %v", out, err)
+	}
 
 	// A deleted running pod is stopped and removed for good.
 	if _, err := srv.Client.CoreV1().Pods(ns).Create(ctx, agentPod("runs", node, corev1.RestartPolicyAlways, "sleep 300"), metav1.CreateOptions{}); err != nil {

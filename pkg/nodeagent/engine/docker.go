@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 	"sync"
@@ -212,4 +213,12 @@ func parseTime(s string) time.Time {
 		return time.Time{}
 	}
 	return t
+}
+
+func (d *Docker) Logs(ctx context.Context, id string, follow bool) (io.ReadCloser, error) {
+	r, err := d.c.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Timestamps: true, Follow: follow})
+	if err != nil {
+		return nil, notFound(err)
+	}
+	return r, nil
 }

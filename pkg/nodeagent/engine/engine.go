@@ -9,6 +9,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 )
 
@@ -38,6 +39,10 @@ type Engine interface {
 	List(ctx context.Context, labels map[string]string) ([]Container, error)
 	// Inspect returns one container's state, or ErrNotFound.
 	Inspect(ctx context.Context, id string) (Container, error)
+	// Logs streams a container's output, stdout and stderr, each line
+	// framed by the engine and prefixed with its RFC 3339 time; with
+	// follow it goes on until the container stops or ctx ends.
+	Logs(ctx context.Context, id string, follow bool) (io.ReadCloser, error)
 }
 
 // Info is what the agent reports of its machine.
