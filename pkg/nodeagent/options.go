@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/certs"
 	"github.com/cronplane/cronplane/pkg/nodeagent/engine"
@@ -122,11 +123,15 @@ func Run(ctx context.Context, c Config) error {
 	select {
 	case err = <-served:
 		cancel()
-		<-ran
+		if runErr := <-ran; runErr != nil {
+			klog.FromContext(ctx).Info("node agent stopped", "err", runErr)
+		}
 		return fmt.Errorf("node API: %w", err)
 	case err = <-ran:
 		cancel()
-		<-served
+		if serveErr := <-served; serveErr != nil {
+			klog.FromContext(ctx).Info("node API stopped", "err", serveErr)
+		}
 		return err
 	}
 }

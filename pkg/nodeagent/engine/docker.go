@@ -25,10 +25,11 @@ type Docker struct {
 }
 
 // NewDocker connects to the engine at host (unix:///var/run/docker.sock
-// form; empty: DOCKER_HOST or the default socket), negotiating the API
-// version with it.
+// form; empty: DOCKER_HOST or the default socket). The client negotiates
+// the API version with the engine (1.41 for Docker 20.10) on its first
+// request, as it always does since moby client v0.1.
 func NewDocker(host string) (*Docker, error) {
-	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
+	opts := []client.Opt{client.FromEnv}
 	if host != "" {
 		opts = append(opts, client.WithHost(host))
 	}
