@@ -1,0 +1,232 @@
+// Package nodeagent is cronplane's kubelet: it registers a Node, keeps its
+// Lease and status fresh, and runs the Pods bound to it as containers of a
+// container engine (package engine), writing their status, events and
+// terminal deletion back as the kubelet does. Its state is the engine's:
+// every container carries its pod's uid, namespace, name, container name
+// and attempt in labels, so a restarted agent adopts what runs and never
+// runs a container twice that must not restart.
+package nodeagent
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/cronplane/cronplane/pkg/nodeagent/engine"
+)
+
+// Options configure an Agent.
+type Options struct {
+	// NodeName is the Node the agent registers and whose pods it runs.
+	NodeName string
+	// Hostname is the node's Hostname address, which the apiserver
+	// prefers to reach the node's API at; empty: NodeName.
+	Hostname string
+	// NodeIP is the node's InternalIP, and the pods' hostIP.
+	NodeIP string
+	// Port is the port the node's HTTPS server listens on, reported as
+	// status.daemonEndpoints.kubeletEndpoint.
+	Port int32
+	// Taints are the node's taints when the agent creates it.
+	Taints []corev1.Taint
+	// MaxPods is the pods capacity.
+	MaxPods int
+	// RootDir holds the pods' volumes; in a container, the engine's host
+	// must see it at the same path.
+	RootDir string
+	// Network is the engine network the pods' containers join.
+	Network string
+	// APIServerHost and APIServerPort are the apiserver address the pods
+	// reach it at, given them as KUBERNETES_SERVICE_HOST/PORT.
+	APIServerHost string
+	APIServerPort int
+	// LeaseDuration is the node Lease's duration; the agent renews it
+	// every quarter of it, as the kubelet.
+	LeaseDuration time.Duration
+	// StatusUpdateFrequency is how often the node's status is computed;
+	// it is written when it changed or StatusReportFrequency passed.
+	StatusUpdateFrequency, StatusReportFrequency time.Duration
+	// SyncPeriod is how often every pod is compared with its containers.
+	SyncPeriod time.Duration
+	// Workers sync that many pods at once.
+	Workers int
+	// PreferLocalImages takes an image present locally without pulling
+	// it, whatever the pull policy: for a machine without a registry,
+	// where the pull policy Always (the default for :latest) can only
+	// fail.
+	PreferLocalImages bool
+}
+
+// DefaultOptions are the kubelet's defaults.
+func DefaultOptions() Options {
+	return Options{
+		Port: 10250, MaxPods: 110, RootDir: "/var/lib/cronplane-node", Network: "bridge",
+		APIServerPort: 443, LeaseDuration: 40 * time.Second,
+		StatusUpdateFrequency: 10 * time.Second, StatusReportFrequency: 5 * time.Minute,
+		SyncPeriod: time.Second, Workers: 4,
+	}
+}
+
+// Agent is a running node agent.
+type Agent struct {
+	opts     Options
+	client   kubernetes.Interface
+	engine   engine.Engine
+	recorder record.EventRecorder
+	pods     corelisters.PodLister
+	synced   cache.InformerSynced
+	factory  informers.SharedInformerFactory
+	queue    workqueue.RateLimitingInterface
+	// backoff is the crash-loop backoff per container, pullBackoff the
+	// image pull backoff per image and container, both kube's 10 s
+	// doubling to 5 minutes.
+	backoff, pullBackoff *flowcontrol.Backoff
+
+	mu sync.Mutex
+	// waiting is why a container of a pod is not running, while the
+	// agent cannot start it: keyed by pod uid then container name.
+	waiting map[types.UID]map[string]*corev1.ContainerStateWaiting
+	// terminating are the pods whose containers are being stopped.
+	terminating map[types.UID]bool
+	// volumesReady are the pods whose volumes are written.
+	volumesReady map[types.UID]bool
+
+	// engineHealthy is the last engine check, for the Ready condition.
+	engineHealthy atomic.Bool
+	// nodeAllocatable is what the node last reported allocatable, for
+	// the limits a container does not set.
+	nodeAllocatable atomic.Pointer[corev1.ResourceList]
+}
+
+func (a *Agent) allocatable() corev1.ResourceList {
+	if l := a.nodeAllocatable.Load(); l != nil {
+		return *l
+	}
+	return nil
+}
+
+// New makes an Agent talking to the apiserver with client and running
+// containers on eng.
+func New(opts Options, client kubernetes.Interface, eng engine.Engine) (*Agent, error) {
+	if opts.NodeName == "" {
+		return nil, fmt.Errorf("a node name is required")
+	}
+	a := &Agent{
+		opts: opts, client: client, engine: eng,
+		queue:        workqueue.NewNamedRateLimitingQueue(workqueue.DefaultControllerRateLimiter(), "pods"),
+		backoff:      flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
+		pullBackoff:  flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
+		waiting:      map[types.UID]map[string]*corev1.ContainerStateWaiting{},
+		terminating:  map[types.UID]bool{},
+		volumesReady: map[types.UID]bool{},
+	}
+	a.factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", opts.NodeName).String()
+	}))
+	inf := a.factory.Core().V1().Pods()
+	a.pods, a.synced = inf.Lister(), inf.Informer().HasSynced
+	_, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    a.enqueue,
+		UpdateFunc: func(_, obj interface{}) { a.enqueue(obj) },
+		DeleteFunc: a.enqueue,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *Agent) enqueue(obj interface{}) {
+	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+		a.queue.Add(key)
+	}
+}
+
+// Run registers the node and runs its pods until ctx ends.
+func (a *Agent) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	events := record.NewBroadcaster()
+	events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: a.client.CoreV1().Events("")})
+	defer events.Shutdown()
+	a.recorder = events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: a.opts.NodeName})
+	defer a.queue.ShutDown()
+
+	if err := a.register(ctx); err != nil {
+		return err
+	}
+	logger.Info("node registered", "node", a.opts.NodeName)
+	go a.heartbeat(ctx)
+
+	a.factory.Start(ctx.Done())
+	defer a.factory.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), a.synced) {
+		return ctx.Err()
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < a.opts.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for a.processNext(ctx) {
+			}
+		}()
+	}
+	wait.UntilWithContext(ctx, a.resync, a.opts.SyncPeriod)
+	a.queue.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+// resync queues every pod, and removes the containers of pods that are
+// gone: a level-triggered pass that also sees containers exit.
+func (a *Agent) resync(ctx context.Context) {
+	pods, err := a.pods.List(labelsEverything())
+	if err != nil {
+		return
+	}
+	known := make(map[string]bool, len(pods))
+	for _, p := range pods {
+		known[string(p.UID)] = true
+		a.enqueue(p)
+	}
+	a.removeOrphans(ctx, known)
+}
+
+func (a *Agent) processNext(ctx context.Context) bool {
+	item, quit := a.queue.Get()
+	if quit {
+		return false
+	}
+	defer a.queue.Done(item)
+	key := item.(string)
+	if err := a.syncPod(ctx, key); err != nil {
+		// A conflict is a status written from a cache behind our own
+		// last write: the next sync sees it.
+		if !apierrors.IsConflict(err) {
+			klog.FromContext(ctx).Info("syncing pod", "pod", key, "err", err)
+		}
+		a.queue.AddRateLimited(key)
+		return true
+	}
+	a.queue.Forget(key)
+	return true
+}

@@ -1,0 +1,317 @@
+package nodeagent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/cronplane/cronplane/pkg/nodeagent/engine"
+)
+
+// fakeEngine runs no process: a started container runs until the test
+// makes it exit.
+type fakeEngine struct {
+	mu         sync.Mutex
+	images     map[string]bool
+	containers map[string]*engine.Container
+	specs      map[string]engine.Spec
+	pulls      int
+	n          int
+}
+
+func newFakeEngine(images ...string) *fakeEngine {
+	f := &fakeEngine{images: map[string]bool{}, containers: map[string]*engine.Container{}, specs: map[string]engine.Spec{}}
+	for _, i := range images {
+		f.images[i] = true
+	}
+	return f
+}
+
+func (f *fakeEngine) Info(context.Context) (engine.Info, error) {
+	return engine.Info{Version: "20.10.24", NCPU: 2, MemTotal: 4 << 30, OS: "linux", Arch: "amd64"}, nil
+}
+
+func (f *fakeEngine) Image(_ context.Context, ref string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.images[ref] {
+		return "", engine.ErrNotFound
+	}
+	return "sha256:" + ref, nil
+}
+
+func (f *fakeEngine) Pull(_ context.Context, ref string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pulls++
+	return fmt.Errorf("dial tcp: lookup registry: no such host")
+}
+
+func (f *fakeEngine) Create(_ context.Context, s engine.Spec) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	id := fmt.Sprintf("c%d", f.n)
+	f.containers[id] = &engine.Container{ID: id, Name: s.Name, Image: s.Image, Labels: s.Labels, State: engine.Created, CreatedAt: time.Now()}
+	f.specs[id] = s
+	return id, nil
+}
+
+func (f *fakeEngine) Start(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.containers[id]
+	c.State, c.StartedAt, c.IP = engine.Running, time.Now(), "172.17.0.9"
+	return nil
+}
+
+func (f *fakeEngine) Stop(_ context.Context, id string, _ time.Duration) error {
+	f.exit(id, 143)
+	return nil
+}
+
+func (f *fakeEngine) exit(id string, code int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.containers[id]
+	c.State, c.ExitCode, c.FinishedAt, c.IP = engine.Exited, code, time.Now(), ""
+}
+
+func (f *fakeEngine) Remove(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.containers, id)
+	return nil
+}
+
+func (f *fakeEngine) List(_ context.Context, labels map[string]string) ([]engine.Container, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []engine.Container
+outer:
+	for _, c := range f.containers {
+		for k, v := range labels {
+			if c.Labels[k] != v {
+				continue outer
+			}
+		}
+		out = append(out, *c)
+	}
+	return out, nil
+}
+
+func (f *fakeEngine) Inspect(_ context.Context, id string) (engine.Container, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.containers[id]
+	if !ok {
+		return engine.Container{}, engine.ErrNotFound
+	}
+	return *c, nil
+}
+
+func (f *fakeEngine) Logs(context.Context, string, bool) (io.ReadCloser, error) {
+	return io.NopCloser(strings.NewReader("")), nil
+}
+
+func (f *fakeEngine) running() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var ids []string
+	for id, c := range f.containers {
+		if c.State == engine.Running {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func (f *fakeEngine) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.containers)
+}
+
+// testAgent is an agent over a fake engine and a fake clientset holding
+// objs, its pods cache fed by hand.
+func testAgent(t *testing.T, eng engine.Engine, objs ...*corev1.Pod) (*Agent, *fake.Clientset) {
+	t.Helper()
+	client := fake.NewSimpleClientset()
+	opts := DefaultOptions()
+	opts.NodeName, opts.NodeIP, opts.RootDir = "node-0", "10.0.0.1", t.TempDir()
+	opts.APIServerHost, opts.APIServerPort = "10.0.0.2", 6443
+	a, err := New(opts, client, eng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.recorder = record.NewFakeRecorder(1000)
+	for _, p := range objs {
+		a.setPod(t, client, p)
+	}
+	return a, client
+}
+
+func (a *Agent) setPod(t *testing.T, client *fake.Clientset, p *corev1.Pod) {
+	t.Helper()
+	if _, err := client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), p.Namespace, p.Name); err == nil {
+		_ = client.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), p, p.Namespace)
+	} else if err := client.Tracker().Add(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.factory.Core().V1().Pods().Informer().GetIndexer().Update(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sync syncs the pod and feeds the status written back into the cache.
+func (a *Agent) sync(t *testing.T, client *fake.Clientset, ns, name string) *corev1.Pod {
+	t.Helper()
+	if err := a.syncPod(context.Background(), ns+"/"+name); err != nil {
+		t.Fatal(err)
+	}
+	p, err := client.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	a.setPod(t, client, p)
+	return p
+}
+
+func jobPod(policy corev1.RestartPolicy, pull corev1.PullPolicy) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "uid-1"},
+		Spec: corev1.PodSpec{NodeName: "node-0", RestartPolicy: policy, Containers: []corev1.Container{{
+			Name: "c", Image: "busybox", ImagePullPolicy: pull, Command: []string{"echo", "$(GREETING)"},
+			Env: []corev1.EnvVar{{Name: "GREETING", Value: "hi"}},
+			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("64Mi")}},
+		}}},
+	}
+}
+
+func TestSyncPod_NeverRunsANeverContainerTwice(t *testing.T) {
+	eng := newFakeEngine("busybox")
+	a, client := testAgent(t, eng, jobPod(corev1.RestartPolicyNever, corev1.PullIfNotPresent))
+	p := a.sync(t, client, "ns", "p")
+	ids := eng.running()
+	if len(ids) != 1 || p.Status.Phase != corev1.PodRunning || p.Status.PodIP != "172.17.0.9" || p.Status.HostIP != "10.0.0.1" {
+		t.Fatalf("running %v, status %+v", ids, p.Status)
+	}
+	spec := eng.specs[ids[0]]
+	if spec.NanoCPUs != 5e8 || spec.Memory != 64<<20 || len(spec.Entrypoint) != 2 || spec.Entrypoint[1] != "hi" ||
+		spec.Labels[labelPodUID] != "uid-1" || spec.Labels[labelContainerName] != "c" {
+		t.Fatalf("spec %+v", spec)
+	}
+	eng.exit(ids[0], 1)
+	p = a.sync(t, client, "ns", "p")
+	// A new agent, as after a restart, adopts the exited container.
+	b, _ := testAgent(t, eng)
+	b.setPod(t, client, p)
+	p = b.sync(t, client, "ns", "p")
+	if eng.count() != 1 || p.Status.Phase != corev1.PodFailed || p.Status.ContainerStatuses[0].State.Terminated.Reason != "Error" {
+		t.Fatalf("%d containers, status %+v", eng.count(), p.Status)
+	}
+}
+
+func TestSyncPod_RestartsOnFailureWithCrashLoopBackoff(t *testing.T) {
+	eng := newFakeEngine("busybox")
+	a, client := testAgent(t, eng, jobPod(corev1.RestartPolicyOnFailure, corev1.PullIfNotPresent))
+	a.sync(t, client, "ns", "p")
+	eng.exit(eng.running()[0], 2)
+	// The first failure restarts at once.
+	p := a.sync(t, client, "ns", "p")
+	if len(eng.running()) != 1 || p.Status.ContainerStatuses[0].RestartCount != 1 {
+		t.Fatalf("status %+v", p.Status.ContainerStatuses)
+	}
+	eng.exit(eng.running()[0], 2)
+	p = a.sync(t, client, "ns", "p")
+	s := p.Status.ContainerStatuses[0]
+	if len(eng.running()) != 0 || s.State.Waiting == nil || s.State.Waiting.Reason != "CrashLoopBackOff" || s.LastTerminationState.Terminated.ExitCode != 2 {
+		t.Fatalf("status %+v", s)
+	}
+	if eng.count() != 2 {
+		t.Fatalf("%d containers kept, want the last two attempts", eng.count())
+	}
+}
+
+func TestSyncPod_ReportsImagePullFailuresAsTheKubelet(t *testing.T) {
+	for _, tc := range []struct {
+		pull   corev1.PullPolicy
+		prefer bool
+		images []string
+		want   string
+	}{
+		{corev1.PullAlways, false, []string{"busybox"}, "ErrImagePull"},
+		{corev1.PullIfNotPresent, false, nil, "ErrImagePull"},
+		{corev1.PullNever, false, nil, "ErrImageNeverPull"},
+		{corev1.PullAlways, true, []string{"busybox"}, ""},
+	} {
+		t.Run(fmt.Sprintf("%s prefer local %v", tc.pull, tc.prefer), func(t *testing.T) {
+			eng := newFakeEngine(tc.images...)
+			a, client := testAgent(t, eng, jobPod(corev1.RestartPolicyNever, tc.pull))
+			a.opts.PreferLocalImages = tc.prefer
+			p := a.sync(t, client, "ns", "p")
+			got := ""
+			if w := p.Status.ContainerStatuses[0].State.Waiting; w != nil {
+				got = w.Reason
+			}
+			if got != tc.want {
+				t.Fatalf("waiting reason %q, want %q", got, tc.want)
+			}
+			if tc.want == "ErrImagePull" {
+				p = a.sync(t, client, "ns", "p")
+				if w := p.Status.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != "ImagePullBackOff" {
+					t.Fatalf("second try %+v", p.Status.ContainerStatuses[0].State)
+				}
+			}
+		})
+	}
+}
+
+func TestSyncPod_StopsADeletedPodThenDeletesIt(t *testing.T) {
+	eng := newFakeEngine("busybox")
+	pod := jobPod(corev1.RestartPolicyAlways, corev1.PullIfNotPresent)
+	a, client := testAgent(t, eng, pod)
+	p := a.sync(t, client, "ns", "p")
+	now := metav1.Now()
+	p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &now, ptrTo(int64(30))
+	a.setPod(t, client, p)
+	a.sync(t, client, "ns", "p")
+	deadline := time.Now().Add(5 * time.Second)
+	for len(eng.running()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for time.Now().Before(deadline) {
+		a.mu.Lock()
+		busy := a.terminating[pod.UID]
+		a.mu.Unlock()
+		if !busy {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if p = a.sync(t, client, "ns", "p"); p != nil {
+		t.Fatalf("pod not deleted: %+v", p.Status)
+	}
+	var deleted bool
+	for _, act := range client.Actions() {
+		if act.GetVerb() == "delete" {
+			deleted = true
+		}
+	}
+	if !deleted {
+		t.Fatal("no delete")
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
