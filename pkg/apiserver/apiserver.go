@@ -63,6 +63,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/featuregate"
 	"github.com/cronplane/cronplane/pkg/kubeconfig"
 	"github.com/cronplane/cronplane/pkg/metrics"
+	"github.com/cronplane/cronplane/pkg/podspec"
 	"github.com/cronplane/cronplane/pkg/registry"
 	apiextensionsregistry "github.com/cronplane/cronplane/pkg/registry/apiextensions"
 	"github.com/cronplane/cronplane/pkg/registry/authentication"
@@ -145,6 +146,7 @@ func New(ctx context.Context, c CompletedConfig) (s *Server, err error) {
 		return nil, err
 	}
 	srv.initLifecycle()
+	podspec.SetAllowPrivileged(opts.AllowPrivileged)
 	s = srv
 	defer func() {
 		if err != nil {

@@ -252,12 +252,16 @@ type FeatureOptions struct {
 	// Profiling serves Go's profiles at /debug/pprof/ (to whom
 	// authorization lets get those paths: system:masters, cluster-admin).
 	Profiling bool
+	// AllowPrivileged is kube-apiserver's --allow-privileged (false by
+	// default, as kube's; clusters that run the e2e specs set it).
+	AllowPrivileged bool
 }
 
 // AddFlags binds the options to kube-apiserver's flags.
 func (o *FeatureOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(o.FeatureGates, "feature-gates", o.FeatureGates.Help())
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go's profiles at /debug/pprof/ to those allowed to get those paths (system:masters)")
+	fs.BoolVar(&o.AllowPrivileged, "allow-privileged", o.AllowPrivileged, "allow privileged and hostProcess containers in pods and pod templates")
 }
 
 // MetricsOptions choose the metrics served at /metrics.

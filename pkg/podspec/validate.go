@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -14,6 +15,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
+
+// allowPrivileged is kube-apiserver's --allow-privileged: process-wide, as
+// kube's capabilities are, set once when the server starts.
+var allowPrivileged atomic.Bool
+
+// SetAllowPrivileged sets the cluster policy on privileged and hostProcess
+// containers for every validation after it.
+func SetAllowPrivileged(allow bool) { allowPrivileged.Store(allow) }
 
 // Options are what the validation of a spec depends on besides the spec:
 // where it is, kube-apiserver's cluster policy, and the leniency an update
@@ -41,7 +50,7 @@ type Options struct {
 // OptionsFor returns the options kube uses for a spec written over old,
 // with metadata oldMeta (both nil on create).
 func OptionsFor(old *corev1.PodSpec, oldMeta *metav1.ObjectMeta) Options {
-	var opts Options
+	opts := Options{AllowPrivileged: allowPrivileged.Load()}
 	if old != nil {
 		opts.AllowIndivisibleHugePagesValues = usesIndivisibleHugePages(old)
 		opts.AllowInvalidLabelValueInSelector = hasInvalidAffinityLabelValue(old)
@@ -64,7 +73,7 @@ func OptionsFor(old *corev1.PodSpec, oldMeta *metav1.ObjectMeta) Options {
 // (nil on create).
 func TemplateOptions(old *corev1.PodTemplateSpec) Options {
 	if old == nil {
-		return Options{}
+		return Options{AllowPrivileged: allowPrivileged.Load()}
 	}
 	return OptionsFor(&old.Spec, &old.ObjectMeta)
 }

@@ -24,10 +24,11 @@ import (
 // busybox's applet of that name when busybox is installed (the upstream
 // specs use its shell: [[ ]], $RANDOM), else the host's program. The
 // process gets the container's environment, a work directory of its pod,
+// and, as root, a PID namespace of its own (it is PID 1 as in a container)
 // and, when the container mounts emptyDir or hostPath volumes, a private
-// mount namespace (unshare -m, so root only) in which each volume's
-// directory is bound at its mountPath; mountPaths missing on the host are
-// created there as empty directories. Other volume types are not mounted.
+// mount namespace in which each volume's directory is bound at its
+// mountPath; mountPaths missing on the host are created there as empty
+// directories. Other volume types are not mounted.
 // Its stdout and stderr go to the run's log file in the CRI log format
 // the kubelet keeps. It runs the pods' commands on the host: use it only
 // for pods you trust.
@@ -126,8 +127,21 @@ func (e *Exec) Start(ctx context.Context, c *Container) (Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	// As root the process is the init of its own PID namespace, as in a
+	// container: a signal it has no handler for does not reach it (sh
+	// ignores SIGTERM, its children do not see it), and its end ends
+	// everything it started.
+	isolate := os.Geteuid() == 0
+	var cloneflags uintptr
+	if isolate {
+		cloneflags = syscall.CLONE_NEWPID
+	}
 	if len(mounts) > 0 {
-		argv = append([]string{"unshare", "-m", "--propagation", "private", "--", "/bin/sh", "-c", mounts, "fakenode-mounts"}, argv...)
+		if !isolate {
+			return nil, fmt.Errorf("volume mounts need a private mount namespace: run the fake node as root")
+		}
+		cloneflags |= syscall.CLONE_NEWNS
+		argv = append([]string{"/bin/sh", "-c", "mount --make-rprivate / && " + mounts, "fakenode-mounts"}, argv...)
 	}
 	work := filepath.Join(c.PodDir, "work")
 	if c.Spec.WorkingDir != "" {
@@ -161,7 +175,7 @@ func (e *Exec) Start(ctx context.Context, c *Container) (Process, error) {
 	cmd.Env = env.list()
 	cmd.Dir = work
 	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !isolate, Pdeathsig: syscall.SIGKILL, Cloneflags: cloneflags}
 	err = cmd.Start()
 	stdoutW.Close()
 	stderrW.Close()
@@ -171,7 +185,7 @@ func (e *Exec) Start(ctx context.Context, c *Container) (Process, error) {
 		stderrR.Close()
 		return nil, err
 	}
-	p := &process{cmd: cmd, done: make(chan struct{})}
+	p := &process{cmd: cmd, done: make(chan struct{}), isolated: isolate}
 	log := &criLog{w: logFile}
 	var copies sync.WaitGroup
 	copies.Add(2)
@@ -181,9 +195,11 @@ func (e *Exec) Start(ctx context.Context, c *Container) (Process, error) {
 		defer close(p.done)
 		_ = cmd.Wait()
 		p.code = exitCode(cmd.ProcessState)
-		// The container ends with its first process, as a PID
-		// namespace does: what it left behind is killed.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if !isolate {
+			// The container ends with its first process, as its PID
+			// namespace does: what it left behind is killed.
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
 		copied := make(chan struct{})
 		go func() { copies.Wait(); close(copied) }()
 		select {
@@ -205,9 +221,10 @@ func exitCode(ps *os.ProcessState) int32 {
 }
 
 type process struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	code int32
+	cmd      *exec.Cmd
+	done     chan struct{}
+	code     int32
+	isolated bool
 }
 
 func (p *process) Wait() int32 {
@@ -215,11 +232,16 @@ func (p *process) Wait() int32 {
 	return p.code
 }
 
-// Stop sends SIGTERM to the container's processes and SIGKILL after grace.
+// Stop sends SIGTERM to the container's first process (to all its
+// processes when not isolated) and SIGKILL after grace, which ends its PID
+// namespace.
 func (p *process) Stop(grace time.Duration) {
-	pgid := -p.cmd.Process.Pid
+	target := p.cmd.Process.Pid
+	if !p.isolated {
+		target = -target
+	}
 	if grace > 0 {
-		_ = syscall.Kill(pgid, syscall.SIGTERM)
+		_ = syscall.Kill(target, syscall.SIGTERM)
 		t := time.NewTimer(grace)
 		defer t.Stop()
 		select {
@@ -228,7 +250,7 @@ func (p *process) Stop(grace time.Duration) {
 		case <-t.C:
 		}
 	}
-	_ = syscall.Kill(pgid, syscall.SIGKILL)
+	_ = syscall.Kill(target, syscall.SIGKILL)
 }
 
 // criLog writes lines as the kubelet's container log files hold them:

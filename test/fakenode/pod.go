@@ -86,7 +86,6 @@ func isTerminal(pod *corev1.Pod) bool {
 func (w *podWorker) run(ctx context.Context) {
 	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(w.current()))
 	ctx = klog.NewContext(ctx, logger)
-	defer os.RemoveAll(w.dir)
 	if pod := w.current(); isTerminal(pod) {
 		w.finished(ctx)
 		return
@@ -146,6 +145,7 @@ func (w *podWorker) run(ctx context.Context) {
 		case <-w.goneCh:
 			w.stop(0, "", "")
 			<-done
+			os.RemoveAll(w.dir)
 			return
 		case <-ctx.Done():
 			w.stop(0, "", "")
@@ -183,6 +183,7 @@ func (w *podWorker) finished(ctx context.Context) {
 		select {
 		case <-w.changed:
 		case <-w.goneCh:
+			os.RemoveAll(w.dir)
 			return
 		case <-ctx.Done():
 			return
@@ -210,8 +211,10 @@ func (w *podWorker) stop(grace time.Duration, reason, message string) {
 }
 
 // confirmDeletion deletes the pod with a 0-second grace period for the
-// UID it ran, as the kubelet does once its containers are gone.
+// UID it ran, as the kubelet does once its containers are gone, and
+// removes the pod's directory.
 func (w *podWorker) confirmDeletion(ctx context.Context) {
+	os.RemoveAll(w.dir)
 	pod := w.current()
 	err := w.n.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: ptr.To(int64(0)), Preconditions: &metav1.Preconditions{UID: &pod.UID},

@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -285,9 +284,6 @@ func TestFakeNode_ExecRunsTheCommandWithItsEnvAndVolume(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("exec mode mounts volumes in a private mount namespace: root only")
 	}
-	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Skip("unshare is not installed")
-	}
 	ns := newNamespace(t, "fakenode-exec")
 	start(t, "fakenode-exec", false)
 	n := runFakeNode(t, fakenode.NewExec(srv.Client))
@@ -326,5 +322,30 @@ func TestFakeNode_ExecRunsTheCommandWithItsEnvAndVolume(t *testing.T) {
 	}
 	if err := srv.Client.CoreV1().Pods(ns).Delete(context.Background(), "p", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
+	}
+}
+
+// In exec mode the container's process is PID 1 of its namespace, as in a
+// container: sh ignores the SIGTERM of a deletion, and is killed (137)
+// once the grace period is over.
+func TestFakeNode_ExecKillsAShellThatIgnoresSIGTERMAfterTheGracePeriod(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("exec mode isolates processes in PID namespaces as root only")
+	}
+	ns := newNamespace(t, "fakenode-pid1")
+	start(t, "fakenode-pid1", false)
+	runFakeNode(t, fakenode.NewExec(srv.Client))
+	spec := onFakeNode(corev1.RestartPolicyNever, corev1.Container{Command: []string{"sh", "-c", "sleep 1000; exit 3"}})
+	spec.TerminationGracePeriodSeconds = ptr.To(int64(1))
+	createPodOnFakeNode(t, ns, spec)
+	waitFor(t, "the pod Running", func() (bool, error) { return getPod(t, ns, "p").Status.Phase == corev1.PodRunning, nil })
+	if err := srv.Client.CoreV1().Pods(ns).Delete(context.Background(), "p", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the deletion confirmed", func() (bool, error) {
+		return ptr.Deref(getPod(t, ns, "p").DeletionGracePeriodSeconds, -1) == 0, nil
+	})
+	if term := getPod(t, ns, "p").Status.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != fakenode.ExitCodeKilled {
+		t.Fatalf("container state %+v, want killed", term)
 	}
 }
