@@ -9,10 +9,14 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,9 +24,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/cronplane/cronplane/pkg/certs"
+	"github.com/cronplane/cronplane/pkg/nodeserver"
 	"github.com/cronplane/cronplane/test/fakenode"
 )
 
@@ -36,7 +43,7 @@ func main() {
 		cpu         = flag.String("cpu", def.CPU.String(), "each node's CPU capacity")
 		memory      = flag.String("memory", def.Memory.String(), "each node's memory capacity")
 		pods        = flag.Int64("pods", def.Pods, "each node's pod capacity")
-		kubeletPort = flag.Int("kubelet-port", 0, "status.daemonEndpoints.kubeletEndpoint.Port the nodes report")
+		kubeletPort = flag.Int("kubelet-port", 0, "the first node's HTTPS port for the apiserver (pods/log), the next node's one more, and so on; 0 serves none")
 		exitCode    = flag.Int("exit-code", 0, "without --exec, the exit code of every container")
 		runDuration = flag.Duration("run-duration", 0, "without --exec, how long every container runs")
 		execMode    = flag.Bool("exec", false, "run each container's command and args as a local process (busybox applets when busybox is installed); runs the pods' commands on this host")
@@ -84,11 +91,29 @@ func main() {
 	defer stop()
 	var running []*fakenode.Node
 	var wg sync.WaitGroup
-	for _, name := range names {
+	for i, name := range names {
 		c := base
 		c.Name, c.Dir = name, *dir+"/"+name
+		if *kubeletPort > 0 {
+			c.KubeletPort = int32(*kubeletPort + i)
+		}
 		n := fakenode.New(client, c)
 		running = append(running, n)
+		if c.KubeletPort > 0 {
+			server, err := nodeServer(cfg, client, n, *dir)
+			if err != nil {
+				klog.Fatalf("node %s: %v", name, err)
+			}
+			addr := net.JoinHostPort(def.Address, fmt.Sprint(c.KubeletPort))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := server.ListenAndServe(ctx, addr); err != nil && ctx.Err() == nil {
+					klog.ErrorS(err, "Node API stopped", "node", n.Name())
+					stop()
+				}
+			}()
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -103,6 +128,35 @@ func main() {
 		go logProgress(ctx, running, *progress)
 	}
 	wg.Wait()
+}
+
+// nodeServer is a fake node's HTTPS API, serving its containers' logs to
+// the apiserver as a kubelet does: its serving certificate is made in
+// dir/pki, and the clients it trusts are those the kubeconfig's CA signed
+// (the apiserver's kubelet client certificate among them).
+func nodeServer(cfg *rest.Config, client kubernetes.Interface, n *fakenode.Node, dir string) (*nodeserver.Server, error) {
+	hosts := []string{"127.0.0.1", "localhost"}
+	if h, err := os.Hostname(); err == nil {
+		hosts = append(hosts, h)
+	}
+	files, err := certs.EnsureServing(filepath.Join(dir, "pki"), hosts)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := tls.LoadX509KeyPair(files.CertFile, files.KeyFile)
+	if err != nil {
+		return nil, err
+	}
+	cas := x509.NewCertPool()
+	switch {
+	case len(cfg.CAData) > 0:
+		cas.AppendCertsFromPEM(cfg.CAData)
+	case cfg.CAFile != "":
+		if cas, err = nodeserver.LoadCertPool(cfg.CAFile); err != nil {
+			return nil, err
+		}
+	}
+	return nodeserver.New(nodeserver.Config{NodeName: n.Name(), Certificate: cert, ClientCAs: cas, Client: client, Logs: n})
 }
 
 func splitNames(s string) []string {

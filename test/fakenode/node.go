@@ -11,6 +11,7 @@ package fakenode
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -54,7 +55,11 @@ type Config struct {
 	// Address is the node's InternalIP, also the pods' IP: with no
 	// network of their own, the pods share the host's.
 	Address string
-	Labels  map[string]string
+	// Hostname is the node's Hostname address, the first the apiserver
+	// tries to reach its port by (kube's default preference); the host's
+	// name by default, as a kubelet reports it.
+	Hostname string
+	Labels   map[string]string
 	// Taints are registered with the node, as --register-with-taints.
 	Taints []corev1.Taint
 	// LeaseDuration is the Lease's leaseDurationSeconds; it is renewed
@@ -102,6 +107,13 @@ func (c Config) complete() Config {
 	}
 	if c.Address == "" {
 		c.Address = d.Address
+	}
+	if c.Hostname == "" {
+		if h, err := os.Hostname(); err == nil && h != "" {
+			c.Hostname = h
+		} else {
+			c.Hostname = c.Name
+		}
 	}
 	if c.LeaseDuration == 0 {
 		c.LeaseDuration = d.LeaseDuration
@@ -315,7 +327,7 @@ func (n *Node) status(old corev1.NodeStatus, now metav1.Time) corev1.NodeStatus 
 		Conditions: n.conditions(old.Conditions, now),
 		Addresses: []corev1.NodeAddress{
 			{Type: corev1.NodeInternalIP, Address: n.cfg.Address},
-			{Type: corev1.NodeHostName, Address: n.cfg.Name},
+			{Type: corev1.NodeHostName, Address: n.cfg.Hostname},
 		},
 		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: n.cfg.KubeletPort}},
 		NodeInfo: corev1.NodeSystemInfo{

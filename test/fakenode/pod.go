@@ -269,6 +269,11 @@ func (w *podWorker) runContainer(ctx context.Context, c *corev1.Container, statu
 		run := &Container{Pod: w.pod, Spec: c, RestartCount: s.RestartCount, PodDir: w.dir,
 			LogPath: filepath.Join(w.dir, c.Name, fmt.Sprintf("%d.log", s.RestartCount)), IP: w.n.cfg.Address}
 		started := metav1.Now()
+		// The run's log exists from its start, as the runtime creates it,
+		// whether or not the container writes to it.
+		if err := touch(run.LogPath); err != nil {
+			klog.FromContext(ctx).Error(err, "Unable to create the container's log", "container", c.Name)
+		}
 		proc, err := w.n.cfg.Runner.Start(ctx, run)
 		var code int32
 		if err != nil {
@@ -566,4 +571,15 @@ func conditions(pod *corev1.Pod, phase corev1.PodPhase, initStatuses, statuses [
 		out = append(out, c)
 	}
 	return out
+}
+
+func touch(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
