@@ -204,7 +204,7 @@ func TestPodLog_AnswersKubesErrors(t *testing.T) {
 		{"no previous instance", "p", corev1.PodLogOptions{Container: "a", Previous: true}, 400, `previous terminated container "a" in pod "p" not found`},
 		{"container the node has not started", "p", corev1.PodLogOptions{Container: "b"}, 404, "the server could not find the requested resource ( pods/log p)"},
 		{"missing pod", "nothing", corev1.PodLogOptions{Container: "a"}, 404, `pods "nothing" not found`},
-		{"missing node", "elsewhere", corev1.PodLogOptions{Container: "a"}, 404, `nodes "no-such-node" not found`},
+		{"missing node", "elsewhere", corev1.PodLogOptions{Container: "a"}, 404, `pods "no-such-node" not found`},
 		{"node without addresses", "nowhere", corev1.PodLogOptions{Container: "a"}, 500, "no preferred addresses found; known addresses: []"},
 	} {
 		_, err := readLog(ctx, ns, tc.pod, &tc.opts)
