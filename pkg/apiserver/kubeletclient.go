@@ -185,6 +185,10 @@ func (k *kubeletConnector) agentHost(ctx context.Context, name string) (string, 
 		return "", errors.New("nodes are not served")
 	}
 	obj, err := e.Storage.(rest.Getter).Get(ctx, "", name, &metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		// kube-apiserver names the missing node a pod.
+		return "", apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, name)
+	}
 	if err != nil {
 		return "", err
 	}

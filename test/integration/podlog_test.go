@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -204,7 +206,7 @@ func TestPodLog_AnswersKubesErrors(t *testing.T) {
 		{"no previous instance", "p", corev1.PodLogOptions{Container: "a", Previous: true}, 400, `previous terminated container "a" in pod "p" not found`},
 		{"container the node has not started", "p", corev1.PodLogOptions{Container: "b"}, 404, "the server could not find the requested resource ( pods/log p)"},
 		{"missing pod", "nothing", corev1.PodLogOptions{Container: "a"}, 404, `pods "nothing" not found`},
-		{"missing node", "elsewhere", corev1.PodLogOptions{Container: "a"}, 404, `nodes "no-such-node" not found`},
+		{"missing node", "elsewhere", corev1.PodLogOptions{Container: "a"}, 404, `pods "no-such-node" not found`},
 		{"node without addresses", "nowhere", corev1.PodLogOptions{Container: "a"}, 500, "no preferred addresses found; known addresses: []"},
 	} {
 		_, err := readLog(ctx, ns, tc.pod, &tc.opts)
@@ -215,5 +217,42 @@ func TestPodLog_AnswersKubesErrors(t *testing.T) {
 	}
 	if got, err := readLog(ctx, ns, "unbound", &corev1.PodLogOptions{Container: "a"}); err != nil || got != "" {
 		t.Errorf("unbound pod: got %q, %v; want an empty log", got, err)
+	}
+}
+
+func TestPodLog_NegotiatesAsKube(t *testing.T) {
+	ns := newNamespace(t, "podlog")
+	logPod(t, ns, "p", "")
+	only := "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+	none := "406: Not Acceptable\n\nAvailable representations: text/plain, application/json, application/yaml, application/vnd.kubernetes.protobuf"
+	for _, tc := range []struct {
+		accept   string
+		wantCode int
+		wantMsg  string
+	}{
+		{"text/plain", 406, only},
+		{"application/json;as=Table;v=v1;g=meta.k8s.io", 406, only},
+		{"application/foo", 406, none},
+		{"text/plain, */*", 204, ""},
+	} {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+"/api/v1/namespaces/"+ns+"/pods/p/log?container=a", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+srv.AdminToken)
+		req.Header.Set("Accept", tc.accept)
+		resp, err := srv.HTTPClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var status metav1.Status
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if tc.wantMsg != "" {
+			_ = json.Unmarshal(body, &status)
+		}
+		if resp.StatusCode != tc.wantCode || status.Message != tc.wantMsg {
+			t.Errorf("Accept %s: got %d %s, want %d %q", tc.accept, resp.StatusCode, body, tc.wantCode, tc.wantMsg)
+		}
 	}
 }

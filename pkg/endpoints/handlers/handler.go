@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -264,15 +265,20 @@ func (h *Handler) newCall(w http.ResponseWriter, r *http.Request) (*call, error)
 	}
 	c := &call{h: h, w: w, r: r, query: r.URL.Query(), info: info, entry: entry, storage: storage, res: res, namespace: namespace}
 	verb := info.Verb
+	_, streamer := storage.(rest.Streamer)
+	streams := verb == "get" && streamer
 	opts := negotiation.Options{
 		Protobuf: protobufCapable(res),
-		Table:    verb == "get" || verb == "list" || verb == "watch",
+		Table:    (verb == "get" && !streams) || verb == "list" || verb == "watch",
 		Stream:   verb == "watch" || (verb == "list" && boolParam(c.query, "watch")),
 		// A collection's endpoint also serves watches, and names their
 		// representations when it answers 406.
 		Collection: !named,
 	}
 	f, ok := negotiation.Negotiate(r.Header.Get("Accept"), opts)
+	if !ok && streams {
+		return nil, streamNotAcceptable(r.Header.Get("Accept"), opts)
+	}
 	if !ok {
 		return nil, notAcceptableFor(entry.Resource, opts)
 	}
@@ -352,6 +358,21 @@ func notAcceptableFor(res *rest.Resource, opts negotiation.Options) error {
 			Reason: metav1.StatusReasonNotAcceptable, Message: "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"}}
 	}
 	return responsewriters.ErrNotAcceptable(negotiation.NotAcceptableMessage(opts))
+}
+
+// streamNotAcceptable is kube's 406 for a stream (pods/log): a client
+// that accepts only its text/plain, or a Table, is told the object media
+// types; one that accepts none of them is told text/plain as well.
+func streamNotAcceptable(accept string, opts negotiation.Options) error {
+	for _, part := range strings.Split(accept, ",") {
+		typ, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err == nil && (typ == "text/plain" || params["as"] != "") {
+			return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusNotAcceptable,
+				Reason: metav1.StatusReasonNotAcceptable, Message: "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"}}
+		}
+	}
+	msg := strings.Replace(negotiation.NotAcceptableMessage(opts), "representations: ", "representations: text/plain, ", 1)
+	return responsewriters.ErrNotAcceptable(msg)
 }
 
 // protobufCapable reports whether a resource's objects have a protobuf form.
