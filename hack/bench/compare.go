@@ -146,6 +146,7 @@ func runCronplane() {
 		return exec.Command(*cmBin, "--kubeconfig", filepath.Join(dir, "admin.kubeconfig"),
 			"--controllers", "cronjob", "--kube-api-qps", "1000", "--kube-api-burst", "1000", "--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", "0")
 	}
+	b.jobCM = cronplaneJobControllers
 	time.Sleep(2 * time.Second)
 	b.suite()
 	stop()
@@ -185,12 +186,41 @@ func runReference(refBin string) {
 		return exec.Command(filepath.Join(refBin, "kube-controller-manager"), "--kubeconfig", filepath.Join(run, "admin.kubeconfig"),
 			"--controllers", "cronjob", "--kube-api-qps", "1000", "--kube-api-burst", "1000", "--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", "0")
 	}
+	if *jobCount > 0 {
+		b.jobCM = func(kubeconfig string) []*exec.Cmd {
+			common := []string{"--kubeconfig", kubeconfig, "--kube-api-qps", "1000", "--kube-api-burst", "1000", "--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", "0"}
+			return []*exec.Cmd{
+				exec.Command(filepath.Join(refBin, "kube-controller-manager"), append([]string{"--controllers", jobBenchControllers}, common...)...),
+				exec.Command(kubeScheduler(refBin), common...),
+			}
+		}
+	}
 	time.Sleep(2 * time.Second)
 	b.suite()
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{"http://127.0.0.1:" + strconv.Itoa(etcdPort)}, DialTimeout: 5 * time.Second})
 	check(err)
 	defer func() { _ = cli.Close() }()
 	etcdCeiling(cli)
+}
+
+// jobBenchControllers are the controllers both controller-managers run in
+// the Job scenario, by kube's names.
+const jobBenchControllers = "job,ttl-after-finished,podgc,serviceaccount"
+
+// kubeScheduler is kube-scheduler v1.29 of the reference's module, built
+// beside its other binaries the first time the Job scenario needs it.
+func kubeScheduler(refBin string) string {
+	bin := filepath.Join(refBin, "kube-scheduler")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	src := filepath.Join(filepath.Dir(refBin), "src", "kube")
+	log.Printf("building %s from %s", bin, src)
+	cmd := exec.Command("go", "build", "-o", bin, "k8s.io/kubernetes/cmd/kube-scheduler")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = src, os.Stderr, os.Stderr
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+	check(cmd.Run())
+	return bin
 }
 
 // freeEtcdPort finds a free port whose successor (etcd's peer port in

@@ -68,6 +68,10 @@ type bench struct {
 	// cm starts the controller-manager for the CronJob scenario; nil
 	// skips it.
 	cm func() *exec.Cmd
+	// jobCM starts the controllers of the Job scenario; nil skips it.
+	jobCM jobControllers
+	// kubeconfig is the admin kubeconfig the server wrote.
+	kubeconfig string
 }
 
 func main() {
@@ -97,6 +101,7 @@ func main() {
 	b.cm = func() *exec.Cmd {
 		return exec.Command(*cmBin, "--kubeconfig", filepath.Join(dir, "controller-manager.kubeconfig"), "--secure-port", "0", "--leader-elect=false", "--use-service-account-credentials")
 	}
+	b.jobCM = cronplaneJobControllers
 	ready := time.Since(start)
 	time.Sleep(2 * time.Second)
 	report("start to ready", ready.Round(time.Millisecond).String(), "")
@@ -128,6 +133,9 @@ func (b *bench) suite() {
 	b.customResources()
 	if *cronJobs > 0 && b.cm != nil {
 		b.controllerManager()
+	}
+	if *jobCount > 0 && b.jobCM != nil {
+		b.jobs()
 	}
 }
 
@@ -211,6 +219,7 @@ func startAPIServer(dir string, args ...string) (*bench, func()) {
 }
 
 func (b *bench) waitReady(kubeconfig string, start time.Time) {
+	b.kubeconfig = kubeconfig
 	deadline := start.Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		if data, err := os.ReadFile(kubeconfig); err == nil && len(data) > 0 {

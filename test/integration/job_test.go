@@ -3,12 +3,16 @@ package integration
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/cronplane/cronplane/test/fakenode"
 )
 
 const jobTrackingFinalizer = "batch.kubernetes.io/job-tracking"
@@ -22,7 +26,8 @@ func podsOf(t *testing.T, ns string) []corev1.Pod {
 	return list.Items
 }
 
-// succeed plays the kubelet: it reports the pod's containers done.
+// succeed plays the kubelet for a pod no node runs: it reports the pod's
+// containers done.
 func succeed(t *testing.T, pod corev1.Pod) {
 	t.Helper()
 	now := metav1.Now()
@@ -45,16 +50,37 @@ func succeed(t *testing.T, pod corev1.Pod) {
 	}
 }
 
-// running returns the Job's pods not finished yet.
-func running(t *testing.T, ns string) []corev1.Pod {
-	t.Helper()
-	var out []corev1.Pod
-	for _, p := range podsOf(t, ns) {
-		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-			out = append(out, p)
-		}
-	}
-	return out
+// parallelRuns is a fake node's runner that records how many containers
+// ran at once and the pods as the node saw them start.
+type parallelRuns struct {
+	mu          sync.Mutex
+	active, max int
+	pods        []*corev1.Pod
+}
+
+func (r *parallelRuns) Start(_ context.Context, c *fakenode.Container) (fakenode.Process, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.active++
+	r.max = max(r.max, r.active)
+	r.pods = append(r.pods, c.Pod)
+	return &countedProcess{Process: fakenode.Sleep(200*time.Millisecond, 0), r: r}, nil
+}
+
+type countedProcess struct {
+	fakenode.Process
+	r    *parallelRuns
+	once sync.Once
+}
+
+func (p *countedProcess) Wait() int32 {
+	code := p.Process.Wait()
+	p.once.Do(func() {
+		p.r.mu.Lock()
+		p.r.active--
+		p.r.mu.Unlock()
+	})
+	return code
 }
 
 // The Job controller runs with its own account and role: it creates the
@@ -65,36 +91,17 @@ func running(t *testing.T, ns string) []corev1.Pod {
 func TestJobController_RunsPodsToCompletion(t *testing.T) {
 	ns := newNamespace(t, "job-e2e")
 	start(t, "job-solo", false)
+	runs := &parallelRuns{}
+	runFakeNode(t, runs)
 	two, one := int32(2), int32(1)
 	job, err := srv.Client.BatchV1().Jobs(ns).Create(context.Background(), &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: "pi"},
-		Spec: batchv1.JobSpec{Completions: &two, Parallelism: &one, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}},
-		}}},
+		Spec: batchv1.JobSpec{Completions: &two, Parallelism: &one, Template: corev1.PodTemplateSpec{
+			Spec: onFakeNode(corev1.RestartPolicyNever, corev1.Container{}),
+		}},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
-	}
-	for i := 0; i < 2; i++ {
-		waitFor(t, "a running pod", func() (bool, error) { return len(running(t, ns)) == 1, nil })
-		pod := running(t, ns)[0]
-		if ref := metav1.GetControllerOf(&pod); ref == nil || ref.UID != job.UID || ref.Kind != "Job" || !*ref.BlockOwnerDeletion {
-			t.Fatalf("pod %s owners %+v", pod.Name, pod.OwnerReferences)
-		}
-		for k, v := range job.Spec.Template.Labels {
-			if pod.Labels[k] != v {
-				t.Fatalf("pod labels %v lack the template's %s=%s", pod.Labels, k, v)
-			}
-		}
-		if !slices.Contains(pod.Finalizers, jobTrackingFinalizer) {
-			t.Fatalf("pod finalizers %v", pod.Finalizers)
-		}
-		succeed(t, pod)
-		// Parallelism 1: the next pod only once this one is counted.
-		waitFor(t, "the pod counted", func() (bool, error) {
-			got, err := srv.Client.BatchV1().Jobs(ns).Get(context.Background(), "pi", metav1.GetOptions{})
-			return err == nil && got.Status.Succeeded == int32(i+1), err
-		})
 	}
 	waitFor(t, "the Job Complete", func() (bool, error) {
 		got, err := srv.Client.BatchV1().Jobs(ns).Get(context.Background(), "pi", metav1.GetOptions{})
@@ -108,6 +115,24 @@ func TestJobController_RunsPodsToCompletion(t *testing.T) {
 		}
 		return false, nil
 	})
+	runs.mu.Lock()
+	defer runs.mu.Unlock()
+	if runs.max != 1 || len(runs.pods) != 2 {
+		t.Fatalf("%d pods ran, at most %d at once; want 2, one at a time", len(runs.pods), runs.max)
+	}
+	for _, pod := range runs.pods {
+		if ref := metav1.GetControllerOf(pod); ref == nil || ref.UID != job.UID || ref.Kind != "Job" || !*ref.BlockOwnerDeletion {
+			t.Fatalf("pod %s owners %+v", pod.Name, pod.OwnerReferences)
+		}
+		for k, v := range job.Spec.Template.Labels {
+			if pod.Labels[k] != v {
+				t.Fatalf("pod labels %v lack the template's %s=%s", pod.Labels, k, v)
+			}
+		}
+		if !slices.Contains(pod.Finalizers, jobTrackingFinalizer) {
+			t.Fatalf("pod finalizers %v", pod.Finalizers)
+		}
+	}
 	pods := podsOf(t, ns)
 	if len(pods) != 2 {
 		t.Fatalf("%d pods, want 2", len(pods))

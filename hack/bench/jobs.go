@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/cronplane/cronplane/test/fakenode"
+)
+
+var (
+	jobCount  = flag.Int("jobs", 0, "Jobs of one pod each for the Job benchmark, run by fake nodes (0 skips it)")
+	jobNodes  = flag.Int("job-nodes", 4, "fake nodes that run the Job benchmark's pods")
+	jobWindow = flag.Duration("job-timeout", 5*time.Minute, "how long the Job benchmark waits for every Job to complete")
+)
+
+// jobControllers are the processes that turn a Job into a bound pod and a
+// complete Job: a controller-manager running the job, ttl-after-finished,
+// podgc and serviceaccount controllers, and the scheduler (kube's runs
+// apart, cronplane's in the controller-manager).
+type jobControllers func(kubeconfig string) []*exec.Cmd
+
+// cronplaneJobControllers is bin/controller-manager with the Job
+// scenario's controllers and its scheduler, with kube's rate limits lifted
+// as the reference's are.
+func cronplaneJobControllers(kubeconfig string) []*exec.Cmd {
+	return []*exec.Cmd{exec.Command(*cmBin, "--kubeconfig", kubeconfig, "--controllers", jobBenchControllers+",scheduler",
+		"--kube-api-qps", "1000", "--kube-api-burst", "1000", "--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", "0")}
+}
+
+// jobTrack is what the benchmark saw of one Job: when its create was sent,
+// when its pod was first seen bound, and when it was first seen Complete.
+type jobTrack struct {
+	created, bound, complete time.Time
+}
+
+// jobs creates -jobs Jobs of one pod each, which fake nodes complete at
+// once with exit code 0, and measures from each create to its pod bound
+// and to the Job Complete, over watches, with the controllers' RSS.
+func (b *bench) jobs() {
+	const ns = "jobbench"
+	b.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"`+ns+`"}}`, 201)
+	procs := b.jobCM(b.kubeconfig)
+	for _, p := range procs {
+		p.Stdout, p.Stderr = io.Discard, io.Discard
+		check(p.Start())
+	}
+	defer func() {
+		for _, p := range procs {
+			_ = p.Process.Kill()
+			_ = p.Wait()
+		}
+	}()
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", b.kubeconfig)
+	check(err)
+	cfg.QPS, cfg.Burst = 1000, 1000
+	dir, err := os.MkdirTemp("", "jobbench-nodes-")
+	check(err)
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	var nodes sync.WaitGroup
+	defer func() { cancel(); nodes.Wait() }()
+	for i := 0; i < *jobNodes; i++ {
+		n, err := fakenode.NewForConfig(cfg, fakenode.Config{
+			Name: fmt.Sprintf("bench-node-%d", i), Pods: int64(*jobCount), Dir: filepath.Join(dir, fmt.Sprint(i)),
+			Runner: fakenode.Fixed{},
+		})
+		check(err)
+		nodes.Add(1)
+		go func() {
+			defer nodes.Done()
+			if err := n.Run(ctx); err != nil && ctx.Err() == nil {
+				log.Printf("fake node %s: %v", n.Name(), err)
+			}
+		}()
+		select {
+		case <-n.Ready():
+		case <-time.After(time.Minute):
+			log.Fatalf("fake node %s not ready within a minute", n.Name())
+		}
+	}
+	// The job controller's pods need the namespace's default ServiceAccount.
+	for deadline := time.Now().Add(time.Minute); b.status("GET", "/api/v1/namespaces/"+ns+"/serviceaccounts/default", b.token) != 200; {
+		if time.Now().After(deadline) {
+			log.Fatal("no default ServiceAccount in the Job benchmark's namespace within a minute")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Node readiness as the scheduler sees it takes the controllers' first
+	// sync; a short settle keeps that out of the first Jobs' figures.
+	time.Sleep(3 * time.Second)
+
+	var mu sync.Mutex
+	tracks := make(map[string]*jobTrack, *jobCount)
+	track := func(name string) *jobTrack {
+		t := tracks[name]
+		if t == nil {
+			t = &jobTrack{}
+			tracks[name] = t
+		}
+		return t
+	}
+	completed := make(chan struct{})
+	watchCtx, stopWatches := context.WithTimeout(ctx, *jobWindow)
+	defer stopWatches()
+	podRV := b.listRV("/api/v1/namespaces/" + ns + "/pods")
+	jobRV := b.listRV("/apis/batch/v1/namespaces/" + ns + "/jobs")
+	go b.watchEach(watchCtx, "/api/v1/namespaces/"+ns+"/pods", podRV, func(data []byte) {
+		var p struct {
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+			Spec struct {
+				NodeName string `json:"nodeName"`
+			} `json:"spec"`
+		}
+		if json.Unmarshal(data, &p) != nil || p.Spec.NodeName == "" {
+			return
+		}
+		now := time.Now()
+		mu.Lock()
+		defer mu.Unlock()
+		if t := track(p.Metadata.Labels["job-name"]); t.bound.IsZero() {
+			t.bound = now
+		}
+	})
+	done := 0
+	go b.watchEach(watchCtx, "/apis/batch/v1/namespaces/"+ns+"/jobs", jobRV, func(data []byte) {
+		var j struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Status struct {
+				Conditions []struct{ Type, Status string } `json:"conditions"`
+			} `json:"status"`
+		}
+		if json.Unmarshal(data, &j) != nil {
+			return
+		}
+		for _, c := range j.Status.Conditions {
+			if c.Type != "Complete" || c.Status != "True" {
+				continue
+			}
+			now := time.Now()
+			mu.Lock()
+			if t := track(j.Metadata.Name); t.complete.IsZero() {
+				t.complete = now
+				if done++; done == *jobCount {
+					close(completed)
+				}
+			}
+			mu.Unlock()
+		}
+	})
+
+	begin := time.Now()
+	parallel(*clients, *jobCount, func(i int) {
+		name := fmt.Sprintf("run-%04d", i)
+		body := `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"` + name + `"},"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox","command":["true"]}]}}}}`
+		sent := time.Now()
+		mu.Lock()
+		track(name).created = sent
+		mu.Unlock()
+		b.do("POST", "/apis/batch/v1/namespaces/"+ns+"/jobs", body, 201)
+	})
+	select {
+	case <-completed:
+	case <-watchCtx.Done():
+	}
+	elapsed := time.Since(begin)
+
+	mu.Lock()
+	var toBound, toComplete []time.Duration
+	for _, t := range tracks {
+		if !t.created.IsZero() && !t.bound.IsZero() {
+			toBound = append(toBound, t.bound.Sub(t.created))
+		}
+		if !t.created.IsZero() && !t.complete.IsZero() {
+			toComplete = append(toComplete, t.complete.Sub(t.created))
+		}
+	}
+	mu.Unlock()
+	var rss int64
+	for _, p := range procs {
+		rss += rssOf(p.Process.Pid)
+	}
+	report(fmt.Sprintf("%d Jobs: created → pod bound", *jobCount),
+		fmt.Sprintf("%d bound, p50 %s p99 %s", len(toBound), pct(toBound, 50), pct(toBound, 99)), "")
+	report(fmt.Sprintf("%d Jobs: created → Complete", *jobCount),
+		fmt.Sprintf("%d complete in %s, p50 %s p99 %s", len(toComplete), elapsed.Round(time.Millisecond), pct(toComplete, 50), pct(toComplete, 99)), "target p99 <= 0.5x kube's")
+	report("controllers' RSS (controller-manager and scheduler)", mib(rss), "target <= 0.5x kube's")
+	record("Jobs: created → pod bound p99", "ms", ms(pct(toBound, 99)))
+	record("Jobs: created → Complete p50", "ms", ms(pct(toComplete, 50)))
+	record("Jobs: created → Complete p99", "ms", ms(pct(toComplete, 99)))
+	record("Jobs: complete of those created", "", float64(len(toComplete)))
+	record("Jobs: controllers' RSS", "MiB", float64(rss)/(1<<20))
+	if len(toComplete) < *jobCount {
+		log.Printf("job benchmark: only %d of %d Jobs completed within %s", len(toComplete), *jobCount, *jobWindow)
+	}
+}
+
+// listRV is the resourceVersion of an empty-limit list of path, where a
+// watch starts.
+func (b *bench) listRV(path string) string {
+	var l struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	check(json.Unmarshal(b.do("GET", path+"?limit=1", "", 200), &l))
+	return l.Metadata.ResourceVersion
+}
+
+// watchEach watches path from rv and hands each event's object to f until
+// ctx ends.
+func (b *bench) watchEach(ctx context.Context, path, rv string, f func(object []byte)) {
+	req, _ := http.NewRequestWithContext(ctx, "GET", b.url+path+"?watch=1&allowWatchBookmarks=false&resourceVersion="+rv, nil)
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	client := *b.client
+	client.Timeout = 0
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Printf("watch %s: %v", path, err)
+		}
+		return
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<22)
+	for sc.Scan() {
+		var e struct {
+			Type   string          `json:"type"`
+			Object json.RawMessage `json:"object"`
+		}
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type != "ERROR" {
+			f(e.Object)
+		}
+	}
+}
