@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
@@ -215,4 +216,46 @@ func TestGarbageCollector_KubectlCascade(t *testing.T) {
 	if err != nil || len(j.OwnerReferences) != 0 {
 		t.Fatalf("orphaned Job: %v %+v", err, j)
 	}
+}
+
+// Three pods owning each other in a circle, each reference blocking, and
+// one deleted in the foreground (the upstream Conformance spec "should not
+// be blocked by dependency circle"): every owner waits for its dependent,
+// which is itself waiting, until the collector makes one stop blocking.
+// All three go.
+func TestGarbageCollector_OwnerCircleInForegroundDeletionIsCollected(t *testing.T) {
+	ns := newNamespace(t, "gc-circle")
+	ctx := context.Background()
+	podClient := srv.Client.CoreV1().Pods(ns)
+	// The service account controller does not run here.
+	if _, err := srv.Client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var circle []*corev1.Pod
+	for _, name := range []string{"pod1", "pod2", "pod3"} {
+		p, err := podClient.Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		circle = append(circle, p)
+	}
+	for i, p := range circle {
+		owner := circle[(i+2)%3]
+		patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"Pod","name":%q,"uid":%q,"controller":true,"blockOwnerDeletion":true}]}}`, owner.Name, owner.UID)
+		if _, err := podClient.Patch(ctx, p.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startGC(t)
+	foreground := metav1.DeletePropagationForeground
+	if err := podClient.Delete(ctx, "pod1", metav1.DeleteOptions{PropagationPolicy: &foreground, Preconditions: metav1.NewUIDPreconditions(string(circle[0].UID))}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "every pod of the circle to go", func() (bool, error) {
+		l, err := podClient.List(ctx, metav1.ListOptions{})
+		return err == nil && len(l.Items) == 0, err
+	})
 }

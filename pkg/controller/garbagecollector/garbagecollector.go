@@ -9,7 +9,10 @@
 //     references to it removed, then the finalizer;
 //   - an owner deleted with the "foregroundDeletion" finalizer has its
 //     dependents deleted, and loses the finalizer (and so goes) once no
-//     dependent with blockOwnerDeletion is left.
+//     dependent with blockOwnerDeletion is left;
+//   - a dependent of an owner in foreground deletion that has dependents in
+//     foreground deletion themselves stops blocking its owners before it is
+//     deleted, so that owners in a circle do not wait for each other forever.
 //
 // The informers' caches only decide what to look at; every decision to
 // delete or orphan is taken on objects read live from the apiserver, so a
@@ -394,9 +397,24 @@ func (c *Collector) process(ctx context.Context, it item) error {
 	switch {
 	case hasFinalizer(live, metav1.FinalizerOrphanDependents):
 		policy = metav1.DeletePropagationOrphan
-	case hasFinalizer(live, metav1.FinalizerDeleteDependents), len(waiting) > 0 && len(c.dependents(it.UID)) > 0:
+	case hasFinalizer(live, metav1.FinalizerDeleteDependents):
+		policy = metav1.DeletePropagationForeground
+	case len(waiting) > 0:
+		deps := c.dependents(it.UID)
+		if len(deps) == 0 {
+			break
+		}
 		// Its owner waits for the whole tree below it.
 		policy = metav1.DeletePropagationForeground
+		if c.anyWaiting(deps) {
+			// A dependent that itself waits for its dependents may be
+			// one of this object's owners further up a circle: each
+			// would wait on the next forever. This object stops
+			// blocking its owners, so they can go first.
+			if err := c.unblockOwners(ctx, it); err != nil {
+				return err
+			}
+		}
 	}
 	klog.V(2).InfoS("Garbage collector deleting an object whose owners are gone", "resource", it.Resource, "object", klog.KRef(it.Namespace, it.Name), "propagationPolicy", policy)
 	err = c.resource(it).Delete(ctx, it.Name, metav1.DeleteOptions{
@@ -454,6 +472,34 @@ func (c *Collector) ownerState(ctx context.Context, dependent metav1.Object, ref
 		return ownerWaiting, nil
 	}
 	return ownerPresent, nil
+}
+
+// anyWaiting reports whether a dependent, as cached, is in foreground
+// deletion itself.
+func (c *Collector) anyWaiting(deps []dependent) bool {
+	for _, d := range deps {
+		if m, _, ok := c.cached(d.UID); ok && waitingForDependents(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// unblockOwners sets blockOwnerDeletion to false in every ownerReference
+// of an object that has it true.
+func (c *Collector) unblockOwners(ctx context.Context, it item) error {
+	return c.patchMetadata(ctx, it, func(m *metav1.PartialObjectMetadata) (string, interface{}, bool) {
+		refs := make([]metav1.OwnerReference, len(m.OwnerReferences))
+		changed := false
+		for i, ref := range m.OwnerReferences {
+			if ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion {
+				ref.BlockOwnerDeletion = new(bool)
+				changed = true
+			}
+			refs[i] = ref
+		}
+		return "ownerReferences", refs, changed
+	})
 }
 
 // orphanDependents removes the owner's references from its dependents,

@@ -2,6 +2,7 @@ package garbagecollector
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +12,7 @@ import (
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 )
 
 var (
@@ -37,7 +39,10 @@ func collector(objects ...runtime.Object) (*Collector, *metadatafake.FakeMetadat
 	_ = metav1.AddMetaToScheme(scheme)
 	client := metadatafake.NewSimpleMetadataClient(scheme, objects...)
 	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{
-		{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "namespaces", Kind: "Namespace", Namespaced: false, Verbs: []string{"list", "watch", "delete"}}}},
+		{GroupVersion: "v1", APIResources: []metav1.APIResource{
+			{Name: "namespaces", Kind: "Namespace", Namespaced: false, Verbs: []string{"list", "watch", "delete"}},
+			{Name: "pods", Kind: "Pod", Namespaced: true, Verbs: []string{"list", "watch", "delete"}},
+		}},
 		{GroupVersion: "batch/v1", APIResources: []metav1.APIResource{
 			{Name: "cronjobs", Kind: "CronJob", Namespaced: true, Verbs: []string{"list", "watch", "delete"}},
 			{Name: "jobs", Kind: "Job", Namespaced: true, Verbs: []string{"list", "watch", "delete"}},
@@ -84,6 +89,85 @@ func TestProcess_DecidesFromOwnersReadLive(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Fatalf("write %q, want %q (actions %v)", got, tc.want, client.Actions())
+			}
+		})
+	}
+}
+
+var pods = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+// cached puts objects in the collector's informer cache for gvr, as if its
+// informer had listed them.
+func cached(t *testing.T, c *Collector, gvr schema.GroupVersionResource, objs ...*metav1.PartialObjectMetadata) {
+	t.Helper()
+	inf := c.factory.ForResource(gvr).Informer()
+	if err := inf.AddIndexers(cache.Indexers{byUID: indexUID, byOwner: indexOwners}); err != nil {
+		t.Fatal(err)
+	}
+	c.informers[gvr] = inf
+	for _, o := range objs {
+		if err := inf.GetIndexer().Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func blockingPodRef(name string) metav1.OwnerReference {
+	r := ref("v1", "Pod", name, name+"-uid")
+	yes := true
+	r.Controller, r.BlockOwnerDeletion = &yes, &yes
+	return r
+}
+
+// foregroundDeleting marks an object as deleted with the foreground policy.
+func foregroundDeleting(o *metav1.PartialObjectMetadata) *metav1.PartialObjectMetadata {
+	now := metav1.Now()
+	o.DeletionTimestamp = &now
+	o.Finalizers = []string{metav1.FinalizerDeleteDependents}
+	return o
+}
+
+// Pods p1 → p3 → p2 → p1 (each owned by the next), p1 deleted in the
+// foreground, then p2: p3's owner waits for it and p3's dependent p1 waits
+// for its own dependents, so p3 must stop blocking p2 before it is deleted,
+// or each waits for the next forever.
+func TestProcess_BreaksAnOwnerCircleInForegroundDeletion(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		p1Deleting  bool
+		wantUnblock bool
+	}{
+		{"dependent waiting for its own dependents: unblocked, then deleted", true, true},
+		{"dependent not being deleted: deleted as it is", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p1 := object(pods, "Pod", "ns", "p1", "p1-uid", blockingPodRef("p3"))
+			if tc.p1Deleting {
+				p1 = foregroundDeleting(p1)
+			}
+			p2 := foregroundDeleting(object(pods, "Pod", "ns", "p2", "p2-uid", blockingPodRef("p1")))
+			p3 := object(pods, "Pod", "ns", "p3", "p3-uid", blockingPodRef("p2"))
+			c, client := collector(p1, p2, p3)
+			cached(t, c, pods, p1, p2, p3)
+			client.ClearActions()
+			if err := c.process(context.Background(), itemOf(pods, p3)); err != nil {
+				t.Fatal(err)
+			}
+			var verbs []string
+			for _, a := range client.Actions() {
+				if v := a.GetVerb(); v == "patch" || v == "delete" {
+					verbs = append(verbs, v)
+				}
+				if p, ok := a.(clienttesting.PatchAction); ok && !strings.Contains(string(p.GetPatch()), `"blockOwnerDeletion":false`) {
+					t.Errorf("patch %s does not unblock the owner", p.GetPatch())
+				}
+			}
+			want := []string{"delete"}
+			if tc.wantUnblock {
+				want = []string{"patch", "delete"}
+			}
+			if strings.Join(verbs, ",") != strings.Join(want, ",") {
+				t.Fatalf("writes %v, want %v", verbs, want)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 // Package serviceaccount is the admission plugin that gives a new pod its
 // service account, as kube's ServiceAccount plugin does: the account
-// "default" unless the pod names one, which must exist, the account's
+// "default" unless the pod names one, which must exist (the default one
+// is waited for a moment, as the controller creates it), the account's
 // image pull secrets unless the pod has its own, and, unless the pod or
 // the account turns automounting off, a projected volume with a bound
 // token, the cluster's CA and the namespace, mounted read-only in every
@@ -12,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,6 +33,9 @@ const (
 	// a few seconds over an hour so that it can be told apart.
 	tokenExpirationSeconds = 3607
 	rootCAConfigMap        = "kube-root-ca.crt"
+	// defaultAttempts is how many times kube reads a missing default
+	// account before refusing the pod.
+	defaultAttempts = 10
 )
 
 // AccountGetter reads a service account; a missing one is an API NotFound
@@ -46,11 +51,18 @@ type Plugin struct {
 	accounts AccountGetter
 	// suffix returns the random end of the volume's name.
 	suffix func() string
+	// retryInterval separates reads of a missing default account: 100 to
+	// 200 ms, drawn once per plugin, as kube draws it.
+	retryInterval time.Duration
 }
 
 // New returns the plugin reading accounts through g.
 func New(g AccountGetter) *Plugin {
-	return &Plugin{accounts: g, suffix: func() string { return utilrand.String(5) }}
+	return &Plugin{
+		accounts:      g,
+		suffix:        func() string { return utilrand.String(5) },
+		retryInterval: time.Duration(100+utilrand.Intn(100)) * time.Millisecond,
+	}
 }
 
 var _ admission.MutationInterface = (*Plugin)(nil)
@@ -75,8 +87,7 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 	pod.Spec.DeprecatedServiceAccount = pod.Spec.ServiceAccountName
 	sa, err := p.accounts.GetServiceAccount(ctx, a.Namespace, pod.Spec.ServiceAccountName, false)
 	if apierrors.IsNotFound(err) {
-		// Created a moment ago, perhaps through another apiserver.
-		sa, err = p.accounts.GetServiceAccount(ctx, a.Namespace, pod.Spec.ServiceAccountName, true)
+		sa, err = p.readLive(ctx, a.Namespace, pod.Spec.ServiceAccountName)
 	}
 	if apierrors.IsNotFound(err) {
 		// kube words it as its cache's lister does, in the singular.
@@ -96,6 +107,34 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 		}
 	}
 	return nil
+}
+
+// readLive reads an account the cache does not have from etcd: it may have
+// been created a moment ago, perhaps through another apiserver. The
+// default account is read up to defaultAttempts times, a retryInterval
+// apart, as kube does: the service account controller creates it just
+// after its namespace, so a pod created at once waits for it instead of
+// failing.
+func (p *Plugin) readLive(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error) {
+	attempts := 1
+	if name == DefaultName {
+		attempts = defaultAttempts
+	}
+	var err error
+	for i := 0; i < attempts; i++ {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, err
+			case <-time.After(p.retryInterval):
+			}
+		}
+		var sa *corev1.ServiceAccount
+		if sa, err = p.accounts.GetServiceAccount(ctx, namespace, name, true); !apierrors.IsNotFound(err) {
+			return sa, err
+		}
+	}
+	return nil, err
 }
 
 // automount: the pod's word, else the account's, else yes.

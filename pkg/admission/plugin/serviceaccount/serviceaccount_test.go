@@ -3,6 +3,7 @@ package serviceaccount
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -86,6 +87,58 @@ func TestAdmit_GivesNewPodsTheirServiceAccount(t *testing.T) {
 					src[2].DownwardAPI.Items[0].FieldRef.FieldPath != "metadata.namespace" || *pod.Spec.Volumes[0].Projected.DefaultMode != 0o644 {
 					t.Fatalf("projected volume %+v", pod.Spec.Volumes[0].Projected)
 				}
+			}
+		})
+	}
+}
+
+// lateAccounts has every account, but live reads find it only from the
+// foundAt-th on, and the cache never does, as just after the service
+// account controller created it.
+type lateAccounts struct {
+	foundAt   int
+	liveReads int
+}
+
+func (l *lateAccounts) GetServiceAccount(_ context.Context, _, name string, live bool) (*corev1.ServiceAccount, error) {
+	if live {
+		l.liveReads++
+		if l.liveReads >= l.foundAt {
+			return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, nil
+		}
+	}
+	return nil, apierrors.NewNotFound(corev1.Resource("serviceaccounts"), name)
+}
+
+func TestAdmit_WaitsForTheDefaultAccountOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		account       string
+		foundAt       int
+		wantErr       bool
+		wantLiveReads int
+	}{
+		{"default account created during the retries", "default", 4, false, 4},
+		{"default account found at the last attempt", "default", 10, false, 10},
+		{"default account never created", "default", 11, true, 10},
+		{"named account is read once", "named", 2, true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			getter := &lateAccounts{foundAt: tc.foundAt}
+			plugin := New(getter)
+			plugin.retryInterval = time.Millisecond
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: corev1.PodSpec{
+				ServiceAccountName: tc.account, Containers: []corev1.Container{{Name: "main"}},
+			}}
+			err := plugin.Admit(context.Background(), &admission.Attributes{
+				Operation: admission.Create, Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"},
+				Namespace: "ns", Name: "p", Object: pod,
+			})
+			if (err != nil) != tc.wantErr || (err != nil && !apierrors.IsForbidden(err)) {
+				t.Fatalf("error %v, want error %v", err, tc.wantErr)
+			}
+			if getter.liveReads != tc.wantLiveReads {
+				t.Fatalf("%d live reads, want %d", getter.liveReads, tc.wantLiveReads)
 			}
 		})
 	}
