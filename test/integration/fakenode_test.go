@@ -2,6 +2,10 @@ package integration
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
+	"github.com/cronplane/cronplane/pkg/certs"
+	"github.com/cronplane/cronplane/pkg/nodeserver"
 	"github.com/cronplane/cronplane/test/fakenode"
 )
 
@@ -27,8 +33,14 @@ const fakeNodeTaint = "cronplane.test/fakenode"
 // the test ends, and deletes its Node then.
 func runFakeNode(t *testing.T, runner fakenode.Runner) *fakenode.Node {
 	t.Helper()
+	return runFakeNodeWith(t, runner, 0)
+}
+
+// runFakeNodeWith is runFakeNode with the node's HTTPS port.
+func runFakeNodeWith(t *testing.T, runner fakenode.Runner, kubeletPort int32) *fakenode.Node {
+	t.Helper()
 	cfg := fakenode.DefaultConfig("fake-" + rand.String(5))
-	cfg.Runner, cfg.Dir = runner, t.TempDir()
+	cfg.Runner, cfg.Dir, cfg.KubeletPort = runner, t.TempDir(), kubeletPort
 	cfg.RestartBackoff, cfg.MaxRestartBackoff = 100*time.Millisecond, time.Second
 	cfg.Taints = []corev1.Taint{{Key: fakeNodeTaint, Effect: corev1.TaintEffectNoSchedule}}
 	n := fakenode.New(srv.Client, cfg)
@@ -347,5 +359,64 @@ func TestFakeNode_ExecKillsAShellThatIgnoresSIGTERMAfterTheGracePeriod(t *testin
 	})
 	if term := getPod(t, ns, "p").Status.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != fakenode.ExitCodeKilled {
 		t.Fatalf("container state %+v, want killed", term)
+	}
+}
+
+func TestFakeNode_ServesItsContainersLogsThroughPodsLog(t *testing.T) {
+	ns := newNamespace(t, "fakenode-logs")
+	start(t, "fakenode-logs", false)
+	// Each run writes one line in the kubelet's log format and exits 1,
+	// so the pod restarts once and has a previous run.
+	runner := fakenode.Func(func(c *fakenode.Container) (time.Duration, int32) {
+		line := fmt.Sprintf("%s stdout F run %d\n", time.Now().UTC().Format(time.RFC3339Nano), c.RestartCount)
+		if f, err := os.OpenFile(c.LogPath, os.O_APPEND|os.O_WRONLY, 0); err == nil {
+			_, _ = f.WriteString(line)
+			_ = f.Close()
+		}
+		if c.RestartCount == 0 {
+			return 0, 1
+		}
+		return 0, 0
+	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := runFakeNodeWith(t, runner, int32(l.Addr().(*net.TCPAddr).Port))
+	files, err := certs.EnsureCert(t.TempDir(), certs.Spec{Name: "node", CommonName: n.Name(), Server: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.LoadX509KeyPair(files.CertFile, files.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientCAs := x509.NewCertPool()
+	clientCAs.AppendCertsFromPEM(srv.CAData)
+	server, err := nodeserver.New(nodeserver.Config{NodeName: n.Name(), Certificate: cert, ClientCAs: clientCAs, Client: srv.Client, Logs: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- server.Serve(ctx, l) }()
+	t.Cleanup(func() {
+		cancel()
+		<-served
+	})
+
+	pod := createPodOnFakeNode(t, ns, onFakeNode(corev1.RestartPolicyOnFailure, corev1.Container{}))
+	waitLong(t, "the pod to succeed after one restart", 30*time.Second, func() (bool, error) {
+		p, err := srv.Client.CoreV1().Pods(ns).Get(context.Background(), pod.Name, metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodSucceeded, err
+	})
+	for _, tc := range []struct {
+		previous bool
+		want     string
+	}{{false, "run 1\n"}, {true, "run 0\n"}} {
+		got, err := readLog(context.Background(), ns, pod.Name, &corev1.PodLogOptions{Previous: tc.previous})
+		if err != nil || got != tc.want {
+			t.Errorf("previous=%v: %q, %v; want %q", tc.previous, got, err, tc.want)
+		}
 	}
 }
