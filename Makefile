@@ -109,7 +109,11 @@ up: images pki
 	$(COMPOSE_CMD) up -d
 	COMPOSE="$(COMPOSE_CMD)" KUBECONFIG=$(CLUSTER_DIR)/admin.kubeconfig hack/cluster-wait.sh
 
+# The node agents first, then the pods' containers they left on the
+# cluster network (labelled by the agents), then the rest.
 down:
+	$(COMPOSE_CMD) stop node-0 node-1
+	docker ps -aq --filter label=io.cronplane.node-agent --filter network=$(COMPOSE_PROJECT_NAME)_cluster | xargs -r docker rm -f
 	$(COMPOSE_CMD) down -v --remove-orphans
 
 logs:
