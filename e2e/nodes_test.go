@@ -109,3 +109,38 @@ func execOut(ctx context.Context, name string, args ...string) (string, error) {
 	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
 	return string(out), err
 }
+
+func TestCluster_READMECronJobRunsAndItsLogPrintsHi(t *testing.T) {
+	logsOnFailure(t)
+	ctx := context.Background()
+	c := client(t, "apiserver-0")
+	namespace(t, c, "e2e-readme")
+	if out, err := kubectl("create", "cronjob", "hello", "-n", "e2e-readme", "--image=busybox", "--schedule=*/1 * * * *", "--", "echo", "hi"); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	var job string
+	took := eventually(t, 150*time.Second, "a Job of the CronJob Complete", func() bool {
+		list, err := c.BatchV1().Jobs("e2e-readme").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, j := range list.Items {
+			for _, cond := range j.Status.Conditions {
+				if cond.Type == batchv1.JobComplete && cond.Status == corev1.ConditionTrue {
+					job = j.Name
+					return true
+				}
+			}
+		}
+		return false
+	})
+	t.Logf("Job %s Complete %v after the CronJob's creation", job, took.Round(time.Millisecond))
+	out, err := kubectl("logs", "-n", "e2e-readme", "job/"+job)
+	if err != nil || out != "hi\n" {
+		t.Errorf("kubectl logs job/%s: %q %v, want %q", job, out, err, "hi\n")
+	}
+	eventually(t, 30*time.Second, "the CronJob's lastSuccessfulTime", func() bool {
+		cj, err := c.BatchV1().CronJobs("e2e-readme").Get(ctx, "hello", metav1.GetOptions{})
+		return err == nil && cj.Status.LastSuccessfulTime != nil
+	})
+}
