@@ -70,17 +70,36 @@ bench-compare: build
 # binaries, FROM scratch; the PKI and kubeconfigs in $(CLUSTER_DIR).
 CLUSTER_DIR := .cluster
 COMPOSE ?= docker-compose
-COMPOSE_CMD := $(COMPOSE) -p cronplane --env-file deploy/runtime-config.env
+# The compose project: its containers, networks and volumes are named
+# after it, and so is the network the node agents attach the pods to.
+COMPOSE_PROJECT_NAME ?= cronplane
+export COMPOSE_PROJECT_NAME
+# The node agents' --root-dir (a directory per node): the pods' volumes,
+# which the engine bind-mounts from the host, so it is the same path on
+# the host and in the agents.
+NODE_ROOT_DIR ?= /var/lib/cronplane-node/$(COMPOSE_PROJECT_NAME)
+export NODE_ROOT_DIR
+COMPOSE_CMD := $(COMPOSE) -p $(COMPOSE_PROJECT_NAME) --env-file deploy/runtime-config.env
 IMAGE_CONTEXT := $(BIN)/images
+# The pods' busybox: Debian's busybox-static, tagged as the upstream e2e
+# specs (k8s.io/kubernetes v1.29 test/utils/image) name it too.
+BUSYBOX_TAGS := busybox registry.k8s.io/e2e-test-images/busybox:1.36.1-1
+BUSYBOX := $(IMAGE_CONTEXT)/busybox/bin/busybox
 
-images:
+images: $(BUSYBOX)
 	mkdir -p $(IMAGE_CONTEXT)/empty
-	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -tags timetzdata -o $(IMAGE_CONTEXT)/ ./cmd/apiserver ./cmd/controller-manager
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -tags timetzdata -o $(IMAGE_CONTEXT)/ ./cmd/apiserver ./cmd/controller-manager ./cmd/node-agent
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o $(IMAGE_CONTEXT)/etcd go.etcd.io/etcd/server/v3
 	cp /etc/ssl/certs/ca-certificates.crt $(IMAGE_CONTEXT)/
-	for image in apiserver controller-manager etcd; do \
+	for image in apiserver controller-manager etcd node-agent; do \
 		docker build -q -t cronplane/$$image -f deploy/images/$$image.Dockerfile $(IMAGE_CONTEXT) || exit 1; \
 	done
+	docker build -q $(addprefix -t ,$(BUSYBOX_TAGS)) -f deploy/images/busybox.Dockerfile $(IMAGE_CONTEXT)/busybox
+
+$(BUSYBOX):
+	rm -rf $(IMAGE_CONTEXT)/busybox-deb && mkdir -p $(IMAGE_CONTEXT)/busybox-deb
+	cd $(IMAGE_CONTEXT)/busybox-deb && apt-get download busybox-static
+	dpkg-deb -x $(IMAGE_CONTEXT)/busybox-deb/busybox-static_*.deb $(IMAGE_CONTEXT)/busybox
 
 pki:
 	$(GO) run ./hack/pki -dir $(CLUSTER_DIR)
@@ -90,7 +109,11 @@ up: images pki
 	$(COMPOSE_CMD) up -d
 	COMPOSE="$(COMPOSE_CMD)" KUBECONFIG=$(CLUSTER_DIR)/admin.kubeconfig hack/cluster-wait.sh
 
+# The node agents first, then the pods' containers they left on the
+# cluster network (labelled by the agents), then the rest.
 down:
+	$(COMPOSE_CMD) stop node-0 node-1
+	docker ps -aq --filter label=io.cronplane.node-agent --filter network=$(COMPOSE_PROJECT_NAME)_cluster | xargs -r docker rm -f
 	$(COMPOSE_CMD) down -v --remove-orphans
 
 logs:

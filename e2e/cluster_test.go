@@ -52,6 +52,9 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("KUBECONFIG", kubeconfig)
 	code := run(m)
+	if out, err := removePods(); err != nil {
+		fmt.Printf("removing the pods' containers: %v\n%s\n", err, out)
+	}
 	if out, err := compose("down", "-v", "--remove-orphans"); err != nil {
 		fmt.Printf("compose down: %v\n%s\n", err, out)
 	}
@@ -59,7 +62,11 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	// Fresh: whatever an earlier run left goes, volumes included.
+	// Fresh: whatever an earlier run left goes, volumes and the pods'
+	// containers included.
+	if out, err := removePods(); err != nil {
+		fmt.Printf("removing the pods' containers: %v\n%s\n", err, out)
+	}
 	if out, err := compose("down", "-v", "--remove-orphans"); err != nil {
 		fmt.Printf("compose down: %v\n%s\n", err, out)
 		return 1

@@ -1,10 +1,13 @@
 // Command pki generates the TLS material of the compose cluster
 // (docker-compose.yaml) into a directory: a CA, a certificate per etcd
 // member (serving its clients and its peers), the apiservers' etcd
-// client certificate, their serving certificate, a client certificate
-// for each controller-manager and for the admin, a service-account key
-// pair both apiservers share, a kubeconfig per controller-manager, and
-// an admin kubeconfig for the host with one context per apiserver.
+// client certificate, their serving certificate, their client
+// certificate to the node agents, a client certificate for each
+// controller-manager, each node agent (system:node:<name> in the
+// group system:nodes) and the admin, a service-account key pair both
+// apiservers share, a kubeconfig per controller-manager and per node
+// agent, and an admin kubeconfig for the host with one context per
+// apiserver.
 // Files already there and still good are kept, so that a restarted
 // cluster keeps its identities.
 //
@@ -46,6 +49,9 @@ func main() {
 		{Name: "apiserver", CommonName: "kube-apiserver", Server: true,
 			Hosts: []string{"apiserver-0", "apiserver-1", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}},
 		{Name: "admin", CommonName: "cronplane-admin", Organizations: []string{"system:masters"}, Client: true},
+		// The apiservers' client certificate to the node agents (pods/log),
+		// as kubeadm's apiserver-kubelet-client.
+		{Name: "apiserver-kubelet-client", CommonName: "kube-apiserver-kubelet-client", Organizations: []string{"system:masters"}, Client: true},
 	}
 	for i := 0; i < 3; i++ {
 		name := fmt.Sprintf("etcd-%d", i)
@@ -53,6 +59,8 @@ func main() {
 	}
 	for i := 0; i < 2; i++ {
 		specs = append(specs, certs.Spec{Name: fmt.Sprintf("controller-manager-%d", i), CommonName: "system:kube-controller-manager", Client: true})
+		node := fmt.Sprintf("node-%d", i)
+		specs = append(specs, certs.Spec{Name: node, CommonName: "system:node:" + node, Organizations: []string{"system:nodes"}, Client: true})
 	}
 	files := map[string]certs.Files{}
 	for _, s := range specs {
@@ -70,6 +78,13 @@ func main() {
 		check(kubeconfig.Write(filepath.Join(*dir, fmt.Sprintf("controller-manager-%d.kubeconfig", i)), kubeconfig.Config{
 			Server: fmt.Sprintf("https://apiserver-%d:6443", i), CAData: ca, ClientCertData: cert, ClientKeyData: key,
 			UserName: "system:kube-controller-manager",
+		}))
+		// Each node agent talks to one apiserver, as each controller-manager.
+		node := fmt.Sprintf("node-%d", i)
+		f = files[node]
+		check(kubeconfig.Write(filepath.Join(*dir, node+".kubeconfig"), kubeconfig.Config{
+			Server: fmt.Sprintf("https://apiserver-%d:6443", i), CAData: ca, ClientCertData: read(f.CertFile), ClientKeyData: read(f.KeyFile),
+			UserName: "system:node:" + node,
 		}))
 	}
 	admin := files["admin"]
