@@ -205,7 +205,7 @@ func runReference(refBin string) {
 
 // jobBenchControllers are the controllers both controller-managers run in
 // the Job scenario, by kube's names.
-const jobBenchControllers = "job,ttl-after-finished,podgc,serviceaccount"
+const jobBenchControllers = "job,ttl-after-finished,podgc,serviceaccount,nodelifecycle"
 
 // kubeScheduler is kube-scheduler v1.29 of the reference's module, built
 // beside its other binaries the first time the Job scenario needs it.

@@ -99,9 +99,14 @@ func (b *bench) jobs() {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	// Node readiness as the scheduler sees it takes the controllers' first
-	// sync; a short settle keeps that out of the first Jobs' figures.
-	time.Sleep(3 * time.Second)
+	// A new node is tainted not-ready until the node lifecycle controller
+	// sees it Ready; the Jobs start once every node is schedulable.
+	for deadline := time.Now().Add(time.Minute); b.taintedNodes() > 0; {
+		if time.Now().After(deadline) {
+			log.Fatal("the fake nodes kept their not-ready taint for a minute")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 
 	var mu sync.Mutex
 	tracks := make(map[string]*jobTrack, *jobCount)
@@ -220,6 +225,27 @@ func (b *bench) jobs() {
 	if len(toComplete) < *jobCount {
 		log.Printf("job benchmark: only %d of %d Jobs completed within %s", len(toComplete), *jobCount, *jobWindow)
 	}
+}
+
+// taintedNodes counts the nodes with the not-ready taint.
+func (b *bench) taintedNodes() int {
+	var l struct {
+		Items []struct {
+			Spec struct {
+				Taints []struct{ Key string } `json:"taints"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	check(json.Unmarshal(b.do("GET", "/api/v1/nodes", "", 200), &l))
+	n := 0
+	for _, node := range l.Items {
+		for _, t := range node.Spec.Taints {
+			if t.Key == "node.kubernetes.io/not-ready" {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // listRV is the resourceVersion of an empty-limit list of path, where a

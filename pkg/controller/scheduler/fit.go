@@ -20,11 +20,11 @@ const (
 )
 
 // Taints the node lifecycle controller keeps on nodes that are not Ready
-// (False) or not heard from (Unknown), and takes off nodes that are.
-// cronplane has no such controller, and its apiserver, as kube's, taints
-// a new node not-ready: so the scheduler reads these taints off the Ready
-// condition itself, and a pod that tolerates them lands on such a node
-// as it would in kube.
+// (False) or not heard from (Unknown), and takes off nodes that are. The
+// scheduler reads them off the Ready condition itself, so that a node is
+// schedulable as soon as it reports Ready, without waiting for the
+// controller's next pass, and a pod that tolerates them still lands on
+// such a node as it would in kube.
 const (
 	taintNotReady      = "node.kubernetes.io/not-ready"
 	taintUnreachable   = "node.kubernetes.io/unreachable"
