@@ -300,7 +300,7 @@ func TestFakeNode_ExecRunsTheCommandWithItsEnvAndVolume(t *testing.T) {
 	start(t, "fakenode-exec", false)
 	n := runFakeNode(t, fakenode.NewExec(srv.Client))
 	mount := "/tmp/fakenode-it-" + rand.String(5)
-	t.Cleanup(func() { os.Remove(mount) })
+	t.Cleanup(func() { _ = os.Remove(mount) })
 	spec := onFakeNode(corev1.RestartPolicyNever, corev1.Container{
 		Command: []string{"sh", "-c", `echo "$POD/$(WHO)" > ` + mount + `/f && cat ` + mount + `/f`},
 		Env: []corev1.EnvVar{
@@ -402,7 +402,9 @@ func TestFakeNode_ServesItsContainersLogsThroughPodsLog(t *testing.T) {
 	go func() { served <- server.Serve(ctx, l) }()
 	t.Cleanup(func() {
 		cancel()
-		<-served
+		if err := <-served; err != nil {
+			t.Errorf("node server: %v", err)
+		}
 	})
 
 	pod := createPodOnFakeNode(t, ns, onFakeNode(corev1.RestartPolicyOnFailure, corev1.Container{}))
