@@ -227,8 +227,8 @@ type apiTarget struct {
 	base   string
 	client *http.Client
 	token  string
-	// revision is etcd's current revision, where the test can read it.
-	revision func(t *testing.T) int64
+	// revision reads what etcd stores, where the test can read it.
+	revision func(t *testing.T) storedState
 }
 
 func (a *apiTarget) do(t *testing.T, method, path, contentType string, body []byte) (int, []byte, http.Header) {
@@ -302,7 +302,7 @@ func runSpecWrites(t *testing.T, a *apiTarget, ns string) {
 				method, path, contentType = "PATCH", collection+"/"+name, "application/merge-patch+json"
 			}
 			rvBefore := a.resourceVersionOf(t, collection+"/"+name)
-			var revBefore int64
+			var revBefore storedState
 			if a.revision != nil {
 				revBefore = a.revision(t)
 			}
@@ -329,7 +329,7 @@ func runSpecWrites(t *testing.T, a *apiTarget, ns string) {
 			}
 			if a.revision != nil {
 				if rev := a.revision(t); rev != revBefore {
-					t.Errorf("etcd revision moved from %d to %d: something was stored", revBefore, rev)
+					t.Errorf("etcd changed from %+v to %+v: something was stored", revBefore, rev)
 				}
 			}
 		})
@@ -365,7 +365,7 @@ func warningHeaders(texts string) string {
 // and the valid writes kube accepts, and checks each answer and that a
 // refused write stores nothing.
 func TestJobAndCronJobSpecs_AnswerAsKubeAndStoreNothingBad(t *testing.T) {
-	a := &apiTarget{base: srv.URL, client: srv.HTTPClient(), token: srv.AdminToken, revision: etcdRevision}
+	a := &apiTarget{base: srv.URL, client: srv.HTTPClient(), token: srv.AdminToken, revision: stored}
 	runSpecWrites(t, a, namespace(t))
 }
 

@@ -129,7 +129,7 @@ func TestWrongKind_RefusedInKubesWords(t *testing.T) {
 	expand := strings.NewReplacer("{ns}", ns).Replace
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			before := etcdRevision(t)
+			before := stored(t)
 			resp, data := send(t, tc.method, expand(tc.path), expand(tc.body), "Content-Type", tc.contentType, "Accept", "application/json")
 			if resp.StatusCode != tc.code {
 				t.Fatalf("code %d, want %d: %s", resp.StatusCode, tc.code, data)
@@ -138,8 +138,8 @@ func TestWrongKind_RefusedInKubesWords(t *testing.T) {
 			if string(status.Reason) != tc.reason || status.Message != expand(tc.message) {
 				t.Fatalf("got %s %q\nwant %s %q", status.Reason, status.Message, tc.reason, expand(tc.message))
 			}
-			if after := etcdRevision(t); after != before {
-				t.Fatalf("etcd revision moved from %d to %d: something was stored", before, after)
+			if after := stored(t); after != before {
+				t.Fatalf("etcd changed from %+v to %+v: something was stored", before, after)
 			}
 		})
 	}
