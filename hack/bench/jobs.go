@@ -21,7 +21,7 @@ import (
 )
 
 var (
-	jobCount  = flag.Int("jobs", 0, "Jobs of one pod each for the Job benchmark, run by fake nodes (0 skips it)")
+	jobCount  = flag.Int("jobs", 1000, "Jobs of one pod each for the Job benchmark, run by fake nodes (0 skips it)")
 	jobNodes  = flag.Int("job-nodes", 4, "fake nodes that run the Job benchmark's pods")
 	jobWindow = flag.Duration("job-timeout", 5*time.Minute, "how long the Job benchmark waits for every Job to complete")
 )
