@@ -334,7 +334,7 @@ func TestControllerManager_ReleasesItsLeaseOnSIGTERM(t *testing.T) {
 	const leaseName = "release-on-sigterm"
 	args := []string{"--kubeconfig", srv.KubeconfigPath, "--secure-port", "0", "--leader-elect",
 		"--leader-elect-resource-name", leaseName, "--leader-elect-lease-duration", "60s",
-		"--leader-elect-renew-deadline", "40s", "--leader-elect-retry-period", "500ms"}
+		"--leader-elect-renew-deadline", "40s", "--leader-elect-retry-period", "2s"}
 	holder := func() string {
 		l, err := srv.Client.CoordinationV1().Leases("kube-system").Get(context.Background(), leaseName, metav1.GetOptions{})
 		if err != nil || l.Spec.HolderIdentity == nil {
@@ -366,9 +366,10 @@ func TestControllerManager_ReleasesItsLeaseOnSIGTERM(t *testing.T) {
 		t.Fatalf("takeover took %s: the lease was not released (its duration is 60s)", took)
 	}
 	t.Logf("the second instance took over %s after SIGTERM to the first", took)
-	// client-go renews at once after acquiring: a SIGTERM that cancels that
-	// renewal in flight can leave its release with a stale resourceVersion,
-	// and the lease held until it expires. Stop b between renewals.
+	// A SIGTERM that cancels a renewal in flight (client-go renews at once
+	// after acquiring, then every retry period) can leave client-go's
+	// release with a stale resourceVersion, and the lease held until it
+	// expires. Stop b between renewals, which a long period leaves room for.
 	time.Sleep(time.Second)
 	b.stop(t, 20*time.Second)
 	if h := holder(); h != "" {
