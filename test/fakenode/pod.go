@@ -1,9 +1,11 @@
 package fakenode
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,7 +37,12 @@ type podWorker struct {
 	changed chan struct{}
 	goneCh  chan struct{}
 	gonce   sync.Once
+	// writeMu serialises status writes; written is the pod the last one
+	// returned and older the versions that chain of writes went through,
+	// so that a write starts from written while the watch lags behind.
 	writeMu sync.Mutex
+	written *corev1.Pod
+	older   map[string]bool
 
 	mu        sync.Mutex
 	pod       *corev1.Pod
@@ -370,25 +377,45 @@ func containerID(pod *corev1.Pod, c *corev1.Container, restarts int32) string {
 
 // writeStatus writes the pod's status as the node sees it now, reading the
 // pod again when another writer came first, and returns the phase written.
+// As the kubelet's status manager, it skips a write that would change
+// nothing, and starts from the pod its previous write returned while the
+// watch has not shown it, which would only conflict.
 func (w *podWorker) writeStatus(ctx context.Context) corev1.PodPhase {
 	w.writeMu.Lock()
 	defer w.writeMu.Unlock()
 	pods := w.n.client.CoreV1().Pods(w.current().Namespace)
-	pod := w.current().DeepCopy()
+	pod := w.current()
+	ours := w.written != nil && w.written.UID == pod.UID && (w.older[pod.ResourceVersion] || pod.ResourceVersion == w.written.ResourceVersion)
+	if ours {
+		pod = w.written
+	}
+	pod = pod.DeepCopy()
 	for attempt := 0; attempt < 10 && ctx.Err() == nil; attempt++ {
 		w.mu.Lock()
-		pod.Status = w.status(pod)
+		st := w.status(pod)
 		w.mu.Unlock()
-		_, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+		if ours && sameStatus(st, pod.Status) {
+			return st.Phase
+		}
+		pod.Status = st
+		from := pod.ResourceVersion
+		updated, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{})
 		switch {
-		case err == nil || apierrors.IsNotFound(err):
+		case err == nil:
+			if w.written == nil || w.written.UID != updated.UID {
+				w.older = map[string]bool{}
+			}
+			w.older[from] = true
+			w.written = updated
+			return pod.Status.Phase
+		case apierrors.IsNotFound(err):
 			return pod.Status.Phase
 		case apierrors.IsConflict(err):
 			fresh, gerr := pods.Get(ctx, pod.Name, metav1.GetOptions{})
 			if gerr != nil || fresh.UID != pod.UID {
 				return pod.Status.Phase
 			}
-			pod = fresh
+			pod, ours = fresh, false
 		default:
 			if ctx.Err() == nil {
 				klog.FromContext(ctx).Error(err, "Unable to write pod status")
@@ -397,6 +424,14 @@ func (w *podWorker) writeStatus(ctx context.Context) corev1.PodPhase {
 		}
 	}
 	return pod.Status.Phase
+}
+
+// sameStatus compares statuses as they are sent: the server keeps their
+// times to the second.
+func sameStatus(a, b corev1.PodStatus) bool {
+	ja, erra := json.Marshal(a)
+	jb, errb := json.Marshal(b)
+	return erra == nil && errb == nil && bytes.Equal(ja, jb)
 }
 
 // status is the pod's status as the kubelet reports it; w.mu is held.
