@@ -188,10 +188,10 @@ func runReference(refBin string) {
 	}
 	if *jobCount > 0 {
 		b.jobCM = func(kubeconfig string) []*exec.Cmd {
-			common := []string{"--kubeconfig", kubeconfig, "--kube-api-qps", "1000", "--kube-api-burst", "1000", "--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", "0"}
+			common := []string{"--kubeconfig", kubeconfig, "--kube-api-qps", "1000", "--kube-api-burst", "1000", "--leader-elect=false", "--bind-address", "127.0.0.1"}
 			return []*exec.Cmd{
-				exec.Command(filepath.Join(refBin, "kube-controller-manager"), append([]string{"--controllers", jobBenchControllers}, common...)...),
-				exec.Command(kubeScheduler(refBin), common...),
+				exec.Command(filepath.Join(refBin, "kube-controller-manager"), append([]string{"--controllers", jobBenchControllers, "--secure-port", jobCMSecurePort()}, common...)...),
+				exec.Command(kubeScheduler(refBin), append([]string{"--secure-port", "0"}, common...)...),
 			}
 		}
 	}

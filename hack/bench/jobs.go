@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -12,6 +13,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,10 +26,23 @@ import (
 )
 
 var (
-	jobCount  = flag.Int("jobs", 1000, "Jobs of one pod each for the Job benchmark, run by fake nodes (0 skips it)")
-	jobNodes  = flag.Int("job-nodes", 4, "fake nodes that run the Job benchmark's pods")
-	jobWindow = flag.Duration("job-timeout", 5*time.Minute, "how long the Job benchmark waits for every Job to complete")
+	jobCount    = flag.Int("jobs", 1000, "Jobs of one pod each for the Job benchmark, run by fake nodes (0 skips it)")
+	jobNodes    = flag.Int("job-nodes", 4, "fake nodes that run the Job benchmark's pods")
+	jobWindow   = flag.Duration("job-timeout", 5*time.Minute, "how long the Job benchmark waits for every Job to complete")
+	jobCMArgs   = flag.String("job-cm-args", "", "more flags, space-separated, for cronplane's controller-manager in the Job benchmark (e.g. --concurrent-job-syncs=10)")
+	jobProfiles = flag.String("job-profiles", "", "directory for CPU profiles of the apiserver and the controller-manager over the first -profile-seconds of the Job benchmark")
 )
+
+// jobCMPort is the controller-manager's secure port in the Job benchmark:
+// 0 (none) unless -job-profiles needs its /debug/pprof.
+var jobCMPort = "0"
+
+func jobCMSecurePort() string {
+	if *jobProfiles != "" {
+		jobCMPort = strconv.Itoa(freePort())
+	}
+	return jobCMPort
+}
 
 // jobControllers are the processes that turn a Job into a bound pod and a
 // complete Job: a controller-manager running the job, ttl-after-finished,
@@ -36,14 +54,16 @@ type jobControllers func(kubeconfig string) []*exec.Cmd
 // scenario's controllers and its scheduler, with kube's rate limits lifted
 // as the reference's are.
 func cronplaneJobControllers(kubeconfig string) []*exec.Cmd {
-	return []*exec.Cmd{exec.Command(*cmBin, "--kubeconfig", kubeconfig, "--controllers", jobBenchControllers+",scheduler",
-		"--kube-api-qps", "1000", "--kube-api-burst", "1000", "--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", "0")}
+	args := []string{"--kubeconfig", kubeconfig, "--controllers", jobBenchControllers + ",scheduler",
+		"--kube-api-qps", "1000", "--kube-api-burst", "1000", "--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", jobCMSecurePort()}
+	return []*exec.Cmd{exec.Command(*cmBin, append(args, strings.Fields(*jobCMArgs)...)...)}
 }
 
 // jobTrack is what the benchmark saw of one Job: when its create was sent,
-// when its pod was first seen bound, and when it was first seen Complete.
+// when its pod was first seen created, bound and Succeeded, and when the
+// Job was first seen Complete.
 type jobTrack struct {
-	created, podCreated, bound, complete time.Time
+	created, podCreated, bound, podSucceeded, complete time.Time
 }
 
 // jobs creates -jobs Jobs of one pod each, which fake nodes complete at
@@ -131,6 +151,9 @@ func (b *bench) jobs() {
 			Spec struct {
 				NodeName string `json:"nodeName"`
 			} `json:"spec"`
+			Status struct {
+				Phase string `json:"phase"`
+			} `json:"status"`
 		}
 		if json.Unmarshal(data, &p) != nil {
 			return
@@ -144,6 +167,9 @@ func (b *bench) jobs() {
 		}
 		if t.bound.IsZero() && p.Spec.NodeName != "" {
 			t.bound = now
+		}
+		if t.podSucceeded.IsZero() && p.Status.Phase == "Succeeded" {
+			t.podSucceeded = now
 		}
 	})
 	done := 0
@@ -175,6 +201,11 @@ func (b *bench) jobs() {
 		}
 	})
 
+	if *jobProfiles != "" {
+		go b.jobProfiles(ctx)
+	}
+	before := b.requestCounts()
+	serverCPU, controllersCPU := cpuOf(b.pids), cpuOf(pidsOf(procs))
 	begin := time.Now()
 	parallel(*clients, *jobCount, func(i int) {
 		name := fmt.Sprintf("run-%04d", i)
@@ -190,9 +221,14 @@ func (b *bench) jobs() {
 	case <-watchCtx.Done():
 	}
 	elapsed := time.Since(begin)
+	b.reportRequests(before, b.requestCounts())
+	serverCPU, controllersCPU = cpuOf(b.pids)-serverCPU, cpuOf(pidsOf(procs))-controllersCPU
+	if *jobProfiles != "" {
+		b.reportJobQueue()
+	}
 
 	mu.Lock()
-	var toPod, toBound, toComplete []time.Duration
+	var toPod, toBound, toComplete, boundToSucceeded, succeededToComplete []time.Duration
 	for _, t := range tracks {
 		if !t.created.IsZero() && !t.podCreated.IsZero() {
 			toPod = append(toPod, t.podCreated.Sub(t.created))
@@ -202,6 +238,12 @@ func (b *bench) jobs() {
 		}
 		if !t.created.IsZero() && !t.complete.IsZero() {
 			toComplete = append(toComplete, t.complete.Sub(t.created))
+		}
+		if !t.bound.IsZero() && !t.podSucceeded.IsZero() {
+			boundToSucceeded = append(boundToSucceeded, t.podSucceeded.Sub(t.bound))
+		}
+		if !t.podSucceeded.IsZero() && !t.complete.IsZero() {
+			succeededToComplete = append(succeededToComplete, t.complete.Sub(t.podSucceeded))
 		}
 	}
 	mu.Unlock()
@@ -215,7 +257,13 @@ func (b *bench) jobs() {
 		fmt.Sprintf("%d bound, p50 %s p99 %s", len(toBound), pct(toBound, 50), pct(toBound, 99)), "")
 	report(fmt.Sprintf("%d Jobs: created → Complete", *jobCount),
 		fmt.Sprintf("%d complete in %s, p50 %s p99 %s", len(toComplete), elapsed.Round(time.Millisecond), pct(toComplete, 50), pct(toComplete, 99)), "target p99 <= 0.5x kube's")
+	report("  of which pod bound → pod Succeeded (the fake nodes)", fmt.Sprintf("p50 %s p99 %s", pct(boundToSucceeded, 50), pct(boundToSucceeded, 99)), "")
+	report("  of which pod Succeeded → Job Complete", fmt.Sprintf("p50 %s p99 %s", pct(succeededToComplete, 50), pct(succeededToComplete, 99)), "")
 	report("controllers' RSS (controller-manager and scheduler)", mib(rss), "target <= 0.5x kube's")
+	report("CPU per Job: apiserver (and its etcd) / controllers",
+		fmt.Sprintf("%.1f ms / %.1f ms", 1000*serverCPU/float64(*jobCount), 1000*controllersCPU/float64(*jobCount)), "")
+	record("Jobs: apiserver CPU per Job", "ms", 1000*serverCPU/float64(*jobCount))
+	record("Jobs: controllers' CPU per Job", "ms", 1000*controllersCPU/float64(*jobCount))
 	record("Jobs: created → pod created p99", "ms", ms(pct(toPod, 99)))
 	record("Jobs: created → pod bound p99", "ms", ms(pct(toBound, 99)))
 	record("Jobs: created → Complete p50", "ms", ms(pct(toComplete, 50)))
@@ -287,3 +335,151 @@ func (b *bench) watchEach(ctx context.Context, path, rv string, f func(object []
 		}
 	}
 }
+
+// requestSeries matches a series of apiserver_request_total and captures
+// its labels and value.
+var requestSeries = regexp.MustCompile(`^apiserver_request_total\{([^}]*)\} ([0-9.e+]+)$`)
+
+var requestLabel = regexp.MustCompile(`(\w+)="([^"]*)"`)
+
+// requestCounts reads the apiserver's requests served so far, by verb,
+// resource and subresource.
+func (b *bench) requestCounts() map[string]float64 {
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(b.do("GET", "/metrics", "", 200)), "\n") {
+		m := requestSeries.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		l := map[string]string{}
+		for _, kv := range requestLabel.FindAllStringSubmatch(m[1], -1) {
+			l[kv[1]] = kv[2]
+		}
+		if l["verb"] == "WATCH" || l["verb"] == "CONNECT" {
+			continue
+		}
+		key := l["verb"] + " " + l["resource"]
+		if l["subresource"] != "" {
+			key += "/" + l["subresource"]
+		}
+		v, _ := strconv.ParseFloat(m[2], 64)
+		out[key] += v
+	}
+	return out
+}
+
+// reportRequests prints the requests per Job the scenario cost, by verb
+// and resource: a count the machine's load does not change.
+func (b *bench) reportRequests(before, after map[string]float64) {
+	var keys []string
+	total := 0.0
+	for k, v := range after {
+		if d := v - before[k]; d >= float64(*jobCount)/10 {
+			keys = append(keys, k)
+		}
+		total += v - before[k]
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, (after[k]-before[k])/float64(*jobCount)))
+	}
+	report("Jobs: apiserver requests per Job", fmt.Sprintf("%.2f", total/float64(*jobCount)), strings.Join(parts, ", "))
+	record("Jobs: apiserver requests per Job", "", total/float64(*jobCount))
+}
+
+// jobProfiles saves CPU profiles of the apiserver and the
+// controller-manager taken while the Jobs run.
+func (b *bench) jobProfiles(ctx context.Context) {
+	check(os.MkdirAll(*jobProfiles, 0o755))
+	path := fmt.Sprintf("/debug/pprof/profile?seconds=%d", *profileSecs)
+	go b.saveProfile(path, filepath.Join(*jobProfiles, b.side+"-apiserver-jobs.pprof"))
+	data, err := b.fromJobCM(ctx, path)
+	if err != nil {
+		log.Printf("controller-manager profile: %v", err)
+		return
+	}
+	check(os.WriteFile(filepath.Join(*jobProfiles, b.side+"-controller-manager-jobs.pprof"), data, 0o644))
+}
+
+// reportJobQueue prints the job controller's workqueue figures from the
+// controller-manager's metrics: syncs per Job, and the mean wait in the
+// queue and time in a sync.
+func (b *bench) reportJobQueue() {
+	data, err := b.fromJobCM(context.Background(), "/metrics")
+	if err != nil {
+		log.Printf("controller-manager metrics: %v", err)
+		return
+	}
+	// Both metrics pages are kept beside the profiles, for the request
+	// latencies each side saw.
+	check(os.WriteFile(filepath.Join(*jobProfiles, b.side+"-controller-manager-metrics.txt"), data, 0o644))
+	check(os.WriteFile(filepath.Join(*jobProfiles, b.side+"-apiserver-metrics.txt"), b.do("GET", "/metrics", "", 200), 0o644))
+	v := map[string]float64{}
+	for _, line := range strings.Split(string(data), "\n") {
+		name, value, ok := strings.Cut(line, "{name=\"job\"} ")
+		if !ok {
+			continue
+		}
+		f, _ := strconv.ParseFloat(value, 64)
+		v[name] = f
+	}
+	mean := func(metric string) time.Duration {
+		if v[metric+"_count"] == 0 {
+			return 0
+		}
+		return time.Duration(float64(time.Second) * v[metric+"_sum"] / v[metric+"_count"]).Round(time.Millisecond)
+	}
+	report("  job queue: syncs per Job, mean wait, mean sync",
+		fmt.Sprintf("%.2f, %s, %s", v["workqueue_work_duration_seconds_count"]/float64(*jobCount), mean("workqueue_queue_duration_seconds"), mean("workqueue_work_duration_seconds")), "")
+}
+
+// fromJobCM GETs path from the controller-manager's secure port.
+func (b *bench) fromJobCM(ctx context.Context, path string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", "https://127.0.0.1:"+jobCMPort+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // its own serving certificate, on loopback
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", path, resp.Status)
+	}
+	return io.ReadAll(resp.Body)
+}
+
+func pidsOf(procs []*exec.Cmd) []int {
+	out := make([]int, 0, len(procs))
+	for _, p := range procs {
+		out = append(out, p.Process.Pid)
+	}
+	return out
+}
+
+// cpuOf sums the user and system CPU seconds the processes used so far.
+func cpuOf(pids []int) float64 {
+	total := 0.0
+	for _, pid := range pids {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// The fields after the command name, which may hold spaces.
+		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		utime, _ := strconv.ParseFloat(f[11], 64)
+		stime, _ := strconv.ParseFloat(f[12], 64)
+		total += (utime + stime) / clockTicks
+	}
+	return total
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat times.
+const clockTicks = 100
