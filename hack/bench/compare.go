@@ -190,7 +190,10 @@ func runReference(refBin string) {
 		b.jobCM = func(kubeconfig string) []*exec.Cmd {
 			common := []string{"--kubeconfig", kubeconfig, "--kube-api-qps", "1000", "--kube-api-burst", "1000", "--leader-elect=false", "--bind-address", "127.0.0.1"}
 			return []*exec.Cmd{
-				exec.Command(filepath.Join(refBin, "kube-controller-manager"), append([]string{"--controllers", jobBenchControllers, "--secure-port", jobCMSecurePort()}, common...)...),
+				// Its secure port authenticates and authorizes callers
+				// (the profiles, the metrics) only through these.
+				exec.Command(filepath.Join(refBin, "kube-controller-manager"), append([]string{"--controllers", jobBenchControllers, "--secure-port", jobCMSecurePort(),
+					"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig}, common...)...),
 				exec.Command(kubeScheduler(refBin), append([]string{"--secure-port", "0"}, common...)...),
 			}
 		}

@@ -312,8 +312,37 @@ func (b *bench) listRV(path string) string {
 }
 
 // watchEach watches path from rv and hands each event's object to f until
-// ctx ends.
+// ctx ends. A watch the server ends (kube-apiserver closes one whose
+// reader falls behind) is resumed from the last version seen, or, that
+// version gone, from a list whose items go to f first.
 func (b *bench) watchEach(ctx context.Context, path, rv string, f func(object []byte)) {
+	for ctx.Err() == nil {
+		var gone bool
+		rv, gone = b.watchFrom(ctx, path, rv, f)
+		if ctx.Err() != nil {
+			return
+		}
+		log.Printf("watch %s ended by the server (version gone: %t); resuming", path, gone)
+		if !gone {
+			continue
+		}
+		var l struct {
+			Metadata struct {
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"metadata"`
+			Items []json.RawMessage `json:"items"`
+		}
+		check(json.Unmarshal(b.do("GET", path, "", 200), &l))
+		for _, item := range l.Items {
+			f(item)
+		}
+		rv = l.Metadata.ResourceVersion
+	}
+}
+
+// watchFrom runs one watch of path from rv and returns the last version it
+// saw, and whether the server answered that rv is gone.
+func (b *bench) watchFrom(ctx context.Context, path, rv string, f func(object []byte)) (string, bool) {
 	req, _ := http.NewRequestWithContext(ctx, "GET", b.url+path+"?watch=1&allowWatchBookmarks=false&resourceVersion="+rv, nil)
 	req.Header.Set("Authorization", "Bearer "+b.token)
 	client := *b.client
@@ -322,8 +351,9 @@ func (b *bench) watchEach(ctx context.Context, path, rv string, f func(object []
 	if err != nil {
 		if ctx.Err() == nil {
 			log.Printf("watch %s: %v", path, err)
+			time.Sleep(time.Second)
 		}
-		return
+		return rv, false
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
@@ -333,10 +363,23 @@ func (b *bench) watchEach(ctx context.Context, path, rv string, f func(object []
 			Type   string          `json:"type"`
 			Object json.RawMessage `json:"object"`
 		}
-		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type != "ERROR" {
-			f(e.Object)
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
 		}
+		var o struct {
+			Code     int `json:"code"`
+			Metadata struct {
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"metadata"`
+		}
+		_ = json.Unmarshal(e.Object, &o)
+		if e.Type == "ERROR" {
+			return rv, o.Code == http.StatusGone
+		}
+		rv = o.Metadata.ResourceVersion
+		f(e.Object)
 	}
+	return rv, false
 }
 
 // requestSeries matches a series of apiserver_request_total and captures
