@@ -196,8 +196,8 @@ func (a *Agent) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.C
 	}
 	spec := engine.Spec{
 		Name: containerName(pod, c.Name, n), Image: c.Image,
-		Entrypoint: expandAll(c.Command, env), Cmd: expandAll(c.Args, env),
-		WorkingDir: c.WorkingDir, Env: envList(env), Labels: a.containerLabels(pod, c.Name, n, init),
+		Entrypoint: env.ExpandAll(c.Command), Cmd: env.ExpandAll(c.Args),
+		WorkingDir: c.WorkingDir, Env: env.List(), Labels: a.containerLabels(pod, c.Name, n, init),
 		Hostname: hostname(pod), Mounts: mounts, Network: a.opts.Network, User: user(pod, c),
 	}
 	if pod.Spec.HostNetwork {
