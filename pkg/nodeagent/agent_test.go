@@ -169,7 +169,7 @@ func (f *fakeEngine) sandboxes() []engine.Container {
 
 // testAgent is an agent over a fake engine and a fake clientset holding
 // objs, its pods cache fed by hand.
-func testAgent(t *testing.T, eng engine.Engine, objs ...*corev1.Pod) (*Agent, *fake.Clientset) {
+func testAgent(t testing.TB, eng engine.Engine, objs ...*corev1.Pod) (*Agent, *fake.Clientset) {
 	t.Helper()
 	client := fake.NewSimpleClientset()
 	opts := DefaultOptions()
@@ -186,7 +186,7 @@ func testAgent(t *testing.T, eng engine.Engine, objs ...*corev1.Pod) (*Agent, *f
 	return a, client
 }
 
-func (a *Agent) setPod(t *testing.T, client *fake.Clientset, p *corev1.Pod) {
+func (a *Agent) setPod(t testing.TB, client *fake.Clientset, p *corev1.Pod) {
 	t.Helper()
 	if _, err := client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), p.Namespace, p.Name); err == nil {
 		_ = client.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), p, p.Namespace)
