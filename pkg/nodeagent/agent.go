@@ -53,8 +53,11 @@ type Options struct {
 	// RootDir holds the pods' volumes; in a container, the engine's host
 	// must see it at the same path.
 	RootDir string
-	// Network is the engine network the pods' containers join.
+	// Network is the engine network the pods' sandboxes join.
 	Network string
+	// SandboxImage runs each pod's sandbox, the container holding its
+	// network namespace: an image with a POSIX shell (busybox).
+	SandboxImage string
 	// APIServerHost and APIServerPort are the apiserver address the pods
 	// reach it at, given them as KUBERNETES_SERVICE_HOST/PORT.
 	APIServerHost string
@@ -79,7 +82,7 @@ type Options struct {
 // DefaultOptions are the kubelet's defaults.
 func DefaultOptions() Options {
 	return Options{
-		Port: 10250, MaxPods: 110, RootDir: "/var/lib/cronplane-node", Network: "bridge",
+		Port: 10250, MaxPods: 110, RootDir: "/var/lib/cronplane-node", Network: "bridge", SandboxImage: "busybox",
 		APIServerPort: 443, LeaseDuration: 40 * time.Second,
 		StatusUpdateFrequency: 10 * time.Second, StatusReportFrequency: 5 * time.Minute,
 		SyncPeriod: time.Second, Workers: 4,

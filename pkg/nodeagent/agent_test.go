@@ -71,7 +71,11 @@ func (f *fakeEngine) Start(_ context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := f.containers[id]
-	c.State, c.StartedAt, c.IP = engine.Running, time.Now(), "172.17.0.9"
+	c.State, c.StartedAt = engine.Running, time.Now()
+	// A container in its sandbox's network has no address of its own.
+	if !strings.HasPrefix(f.specs[id].Network, "container:") {
+		c.IP = "172.17.0.9"
+	}
 	return nil
 }
 
@@ -124,27 +128,48 @@ func (f *fakeEngine) Logs(context.Context, string, bool) (io.ReadCloser, error) 
 	return io.NopCloser(strings.NewReader("")), nil
 }
 
+// running are the running containers but sandboxes.
 func (f *fakeEngine) running() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var ids []string
 	for id, c := range f.containers {
-		if c.State == engine.Running {
+		if c.State == engine.Running && !isSandbox(*c) {
 			ids = append(ids, id)
 		}
 	}
 	return ids
 }
 
+// count counts the containers but sandboxes.
 func (f *fakeEngine) count() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.containers)
+	n := 0
+	for _, c := range f.containers {
+		if !isSandbox(*c) {
+			n++
+		}
+	}
+	return n
+}
+
+// sandboxes are the sandbox containers.
+func (f *fakeEngine) sandboxes() []engine.Container {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []engine.Container
+	for _, c := range f.containers {
+		if isSandbox(*c) {
+			out = append(out, *c)
+		}
+	}
+	return out
 }
 
 // testAgent is an agent over a fake engine and a fake clientset holding
 // objs, its pods cache fed by hand.
-func testAgent(t *testing.T, eng engine.Engine, objs ...*corev1.Pod) (*Agent, *fake.Clientset) {
+func testAgent(t testing.TB, eng engine.Engine, objs ...*corev1.Pod) (*Agent, *fake.Clientset) {
 	t.Helper()
 	client := fake.NewSimpleClientset()
 	opts := DefaultOptions()
@@ -161,7 +186,7 @@ func testAgent(t *testing.T, eng engine.Engine, objs ...*corev1.Pod) (*Agent, *f
 	return a, client
 }
 
-func (a *Agent) setPod(t *testing.T, client *fake.Clientset, p *corev1.Pod) {
+func (a *Agent) setPod(t testing.TB, client *fake.Clientset, p *corev1.Pod) {
 	t.Helper()
 	if _, err := client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), p.Namespace, p.Name); err == nil {
 		_ = client.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), p, p.Namespace)
@@ -207,7 +232,14 @@ func TestSyncPod_NeverRunsANeverContainerTwice(t *testing.T) {
 	if len(ids) != 1 || p.Status.Phase != corev1.PodRunning || p.Status.PodIP != "172.17.0.9" || p.Status.HostIP != "10.0.0.1" {
 		t.Fatalf("running %v, status %+v", ids, p.Status)
 	}
+	sandboxes := eng.sandboxes()
+	if len(sandboxes) != 1 || sandboxes[0].State != engine.Running || eng.specs[sandboxes[0].ID].Hostname != "p" {
+		t.Fatalf("sandboxes %+v", sandboxes)
+	}
 	spec := eng.specs[ids[0]]
+	if spec.Network != "container:"+sandboxes[0].ID || spec.Hostname != "" {
+		t.Fatalf("the container is not in its sandbox's network: %+v", spec)
+	}
 	if spec.NanoCPUs != 5e8 || spec.Memory != 64<<20 || len(spec.Entrypoint) != 2 || spec.Entrypoint[1] != "hi" ||
 		spec.Labels[labelPodUID] != "uid-1" || spec.Labels[labelContainerName] != "c" {
 		t.Fatalf("spec %+v", spec)

@@ -177,6 +177,20 @@ func (a *Agent) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.C
 	if !a.ensureImage(ctx, pod, c) {
 		return false
 	}
+	var sandbox engine.Container
+	if !pod.Spec.HostNetwork {
+		var err error
+		if sandbox, err = a.ensureSandbox(ctx, pod); err != nil {
+			a.event(pod, "", corev1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: "+err.Error())
+			return false
+		}
+		if pod.Status.PodIP == "" && sandbox.IP != "" {
+			// The downward API's status.podIP is the sandbox's address
+			// from the first container on.
+			pod = pod.DeepCopy()
+			pod.Status.PodIP, pod.Status.PodIPs = sandbox.IP, []corev1.PodIP{{IP: sandbox.IP}}
+		}
+	}
 	env, err := a.containerEnv(ctx, pod, c)
 	if err != nil {
 		a.event(pod, path, corev1.EventTypeWarning, "Failed", "Error: "+err.Error())
@@ -196,12 +210,13 @@ func (a *Agent) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.C
 	}
 	spec := engine.Spec{
 		Name: containerName(pod, c.Name, n), Image: c.Image,
-		Entrypoint: expandAll(c.Command, env), Cmd: expandAll(c.Args, env),
-		WorkingDir: c.WorkingDir, Env: envList(env), Labels: a.containerLabels(pod, c.Name, n, init),
-		Hostname: hostname(pod), Mounts: mounts, Network: a.opts.Network, User: user(pod, c),
+		Entrypoint: env.ExpandAll(c.Command), Cmd: env.ExpandAll(c.Args),
+		WorkingDir: c.WorkingDir, Env: env.List(), Labels: a.containerLabels(pod, c.Name, n, init),
+		Mounts: mounts, Network: "host", User: user(pod, c),
 	}
-	if pod.Spec.HostNetwork {
-		spec.Network, spec.Hostname = "host", ""
+	if !pod.Spec.HostNetwork {
+		// The engine takes the hostname from the sandbox.
+		spec.Network = "container:" + sandbox.ID
 	}
 	if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
 		spec.NanoCPUs = q.MilliValue() * 1e6
@@ -357,19 +372,32 @@ func (a *Agent) stopAsync(pod *corev1.Pod, running []engine.Container) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), grace+time.Minute)
 		defer cancel()
+		stop := func(id string, grace time.Duration) {
+			if err := a.engine.Stop(ctx, id, grace); err != nil && !errors.Is(err, engine.ErrNotFound) {
+				klog.FromContext(ctx).Info("stopping container", "id", id, "err", err)
+			}
+		}
 		var wg sync.WaitGroup
+		var sandboxes []string
 		for _, c := range running {
+			if isSandbox(c) {
+				sandboxes = append(sandboxes, c.ID)
+				continue
+			}
 			name := c.Labels[labelContainerName]
 			a.event(pod, fieldPath(pod, name), corev1.EventTypeNormal, "Killing", "Stopping container "+name)
 			wg.Add(1)
 			go func(id string) {
 				defer wg.Done()
-				if err := a.engine.Stop(ctx, id, grace); err != nil && !errors.Is(err, engine.ErrNotFound) {
-					klog.FromContext(ctx).Info("stopping container", "id", id, "err", err)
-				}
+				stop(id, grace)
 			}(c.ID)
 		}
 		wg.Wait()
+		// The sandbox last: the containers keep their network until
+		// they exit.
+		for _, id := range sandboxes {
+			stop(id, minimumGracePeriod)
+		}
 		a.mu.Lock()
 		delete(a.terminating, pod.UID)
 		a.mu.Unlock()
@@ -430,14 +458,14 @@ func (a *Agent) writeStatus(ctx context.Context, pod *corev1.Pod, obs map[string
 	return err
 }
 
-// podIP is the address of the pod's running container on the engine's
-// network, or the one last written.
+// podIP is the address of the pod's running sandbox on the engine's
+// network; empty keeps the one last written.
 func podIP(pod *corev1.Pod, all []engine.Container, nodeIP string) string {
 	if pod.Spec.HostNetwork {
 		return nodeIP
 	}
 	for _, c := range all {
-		if c.State == engine.Running && c.IP != "" {
+		if isSandbox(c) && c.State == engine.Running && c.IP != "" {
 			return c.IP
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cronplane/cronplane/pkg/nodeagent/engine"
+	"github.com/cronplane/cronplane/pkg/podenv"
 )
 
 // maxTerminationMessage is the most of a termination message the kubelet
@@ -180,13 +181,13 @@ func (a *Agent) downwardFiles(pod *corev1.Pod, items []corev1.DownwardAPIVolumeF
 		var err error
 		switch {
 		case it.FieldRef != nil:
-			v, err = fieldValue(pod, it.FieldRef.FieldPath)
+			v, err = podenv.FieldValue(pod, it.FieldRef.FieldPath)
 		case it.ResourceFieldRef != nil:
 			c := &corev1.Container{}
 			if len(pod.Spec.Containers) > 0 {
 				c = &pod.Spec.Containers[0]
 			}
-			v, err = a.resourceValue(pod, c, it.ResourceFieldRef)
+			v, err = podenv.ResourceValue(pod, c, it.ResourceFieldRef, a.allocatable())
 		}
 		if err != nil {
 			return nil, err

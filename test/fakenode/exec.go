@@ -15,9 +15,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/cronplane/cronplane/pkg/podenv"
 )
 
 // Exec runs each container's command and args as a process on the host:
@@ -115,7 +116,7 @@ func (e *Exec) Start(ctx context.Context, c *Container) (Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	argv = expandAll(argv, env)
+	argv = env.ExpandAll(argv)
 	if e.applet(filepath.Base(argv[0])) {
 		argv = append([]string{e.Busybox, filepath.Base(argv[0])}, argv[1:]...)
 	} else if p, err := exec.LookPath(argv[0]); err == nil {
@@ -172,7 +173,7 @@ func (e *Exec) Start(ctx context.Context, c *Container) (Process, error) {
 		return nil, err
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env.list()
+	cmd.Env = env.List()
 	cmd.Dir = work
 	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !isolate, Pdeathsig: syscall.SIGKILL, Cloneflags: cloneflags}
@@ -337,211 +338,23 @@ func volumeMounts(c *Container) (string, error) {
 
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// environment is the container's variables in order, the later of the
-// same name winning, as the runtime sets them.
-type environment struct {
-	names []string
-	vals  map[string]string
-}
-
-func (e *environment) set(name, value string) {
-	if _, ok := e.vals[name]; !ok {
-		e.names = append(e.names, name)
-	}
-	e.vals[name] = value
-}
-
-func (e *environment) list() []string {
-	out := make([]string, 0, len(e.names))
-	for _, n := range e.names {
-		out = append(out, n+"="+e.vals[n])
-	}
-	return out
-}
-
-// env resolves the container's envFrom and env as the kubelet does:
-// values with $(VAR) references to the variables before them, the pod's
-// fields, resources, and keys of ConfigMaps and Secrets.
-func (e *Exec) env(ctx context.Context, c *Container) (*environment, error) {
-	pod := c.Pod
-	env := &environment{vals: map[string]string{}}
+// env is the container's environment: a shell's defaults, then its envFrom
+// and env resolved as the kubelet does; the pod's IP fields are the
+// node's address, which the pods share.
+func (e *Exec) env(ctx context.Context, c *Container) (*podenv.Env, error) {
+	pod := c.Pod.DeepCopy()
+	pod.Status.PodIP, pod.Status.HostIP = c.IP, c.IP
+	pod.Status.PodIPs, pod.Status.HostIPs = []corev1.PodIP{{IP: c.IP}}, []corev1.HostIP{{IP: c.IP}}
+	env := &podenv.Env{}
 	hostname := pod.Name
 	if pod.Spec.Hostname != "" {
 		hostname = pod.Spec.Hostname
 	}
-	env.set("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
-	env.set("HOSTNAME", hostname)
-	env.set("HOME", "/root")
-	for _, from := range c.Spec.EnvFrom {
-		var data map[string]string
-		optional := false
-		switch {
-		case from.ConfigMapRef != nil:
-			optional = ptr.Deref(from.ConfigMapRef.Optional, false)
-			cm, err := e.configMap(ctx, pod.Namespace, from.ConfigMapRef.Name)
-			if err == nil {
-				data = cm.Data
-			} else if !optional {
-				return nil, err
-			}
-		case from.SecretRef != nil:
-			optional = ptr.Deref(from.SecretRef.Optional, false)
-			s, err := e.secret(ctx, pod.Namespace, from.SecretRef.Name)
-			if err == nil {
-				data = map[string]string{}
-				for k, v := range s.Data {
-					data[k] = string(v)
-				}
-			} else if !optional {
-				return nil, err
-			}
-		}
-		for k, v := range data {
-			env.set(from.Prefix+k, v)
-		}
-	}
-	for _, v := range c.Spec.Env {
-		if v.ValueFrom == nil {
-			env.set(v.Name, expand(v.Value, env))
-			continue
-		}
-		value, err := e.valueFrom(ctx, c, v.ValueFrom)
-		if err != nil {
-			return nil, fmt.Errorf("env %s: %w", v.Name, err)
-		}
-		env.set(v.Name, value)
+	env.Set("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+	env.Set("HOSTNAME", hostname)
+	env.Set("HOME", "/root")
+	if err := (podenv.Resolver{Client: e.Client}).Resolve(ctx, pod, c.Spec, env); err != nil {
+		return nil, err
 	}
 	return env, nil
-}
-
-func (e *Exec) configMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
-	if e.Client == nil {
-		return nil, fmt.Errorf("configmap %q: the node has no client", name)
-	}
-	return e.Client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
-}
-
-func (e *Exec) secret(ctx context.Context, ns, name string) (*corev1.Secret, error) {
-	if e.Client == nil {
-		return nil, fmt.Errorf("secret %q: the node has no client", name)
-	}
-	return e.Client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
-}
-
-func (e *Exec) valueFrom(ctx context.Context, c *Container, from *corev1.EnvVarSource) (string, error) {
-	pod := c.Pod
-	switch {
-	case from.FieldRef != nil:
-		return fieldValue(c, from.FieldRef.FieldPath)
-	case from.ResourceFieldRef != nil:
-		r := from.ResourceFieldRef
-		kind, name, _ := strings.Cut(r.Resource, ".")
-		list := c.Spec.Resources.Limits
-		if kind == "requests" {
-			list = c.Spec.Resources.Requests
-		}
-		q, ok := list[corev1.ResourceName(name)]
-		if !ok {
-			return "0", nil
-		}
-		div := r.Divisor
-		if div.IsZero() {
-			return q.String(), nil
-		}
-		return fmt.Sprint((q.MilliValue() + div.MilliValue() - 1) / div.MilliValue()), nil
-	case from.ConfigMapKeyRef != nil:
-		ref := from.ConfigMapKeyRef
-		cm, err := e.configMap(ctx, pod.Namespace, ref.Name)
-		if err != nil {
-			if ptr.Deref(ref.Optional, false) {
-				return "", nil
-			}
-			return "", err
-		}
-		v, ok := cm.Data[ref.Key]
-		if !ok && !ptr.Deref(ref.Optional, false) {
-			return "", fmt.Errorf("configmap %s has no key %s", ref.Name, ref.Key)
-		}
-		return v, nil
-	case from.SecretKeyRef != nil:
-		ref := from.SecretKeyRef
-		s, err := e.secret(ctx, pod.Namespace, ref.Name)
-		if err != nil {
-			if ptr.Deref(ref.Optional, false) {
-				return "", nil
-			}
-			return "", err
-		}
-		v, ok := s.Data[ref.Key]
-		if !ok && !ptr.Deref(ref.Optional, false) {
-			return "", fmt.Errorf("secret %s has no key %s", ref.Name, ref.Key)
-		}
-		return string(v), nil
-	}
-	return "", nil
-}
-
-// fieldValue is a downward API field of the pod.
-func fieldValue(c *Container, path string) (string, error) {
-	pod := c.Pod
-	if rest, ok := strings.CutPrefix(path, "metadata.annotations['"); ok {
-		return pod.Annotations[strings.TrimSuffix(rest, "']")], nil
-	}
-	if rest, ok := strings.CutPrefix(path, "metadata.labels['"); ok {
-		return pod.Labels[strings.TrimSuffix(rest, "']")], nil
-	}
-	switch path {
-	case "metadata.name":
-		return pod.Name, nil
-	case "metadata.namespace":
-		return pod.Namespace, nil
-	case "metadata.uid":
-		return string(pod.UID), nil
-	case "spec.nodeName":
-		return pod.Spec.NodeName, nil
-	case "spec.serviceAccountName":
-		return pod.Spec.ServiceAccountName, nil
-	case "status.hostIP", "status.podIP", "status.hostIPs", "status.podIPs":
-		return c.IP, nil
-	}
-	return "", fmt.Errorf("unsupported fieldPath %q", path)
-}
-
-// expand replaces $(VAR) with the value of a variable defined before it;
-// $$ escapes a $, and unknown references stay as written.
-func expand(s string, env *environment) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' || i+1 >= len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		switch s[i+1] {
-		case '$':
-			b.WriteByte('$')
-			i++
-			continue
-		case '(':
-			if end := strings.IndexByte(s[i+2:], ')'); end >= 0 {
-				name := s[i+2 : i+2+end]
-				if v, ok := env.vals[name]; ok {
-					b.WriteString(v)
-				} else {
-					b.WriteString(s[i : i+3+end])
-				}
-				i += 2 + end
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func expandAll(argv []string, env *environment) []string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		out[i] = expand(a, env)
-	}
-	return out
 }

@@ -29,17 +29,6 @@ func TestCommand_FollowsTheImagesEntrypointAndCmd(t *testing.T) {
 	}
 }
 
-func TestExpand_ReplacesDefinedReferencesOnly(t *testing.T) {
-	env := &environment{vals: map[string]string{"A": "1"}}
-	for in, want := range map[string]string{
-		"$(A)-x": "1-x", "$(B)": "$(B)", "$$(A)": "$(A)", "a$": "a$", "$(A": "$(A", "$A": "$A",
-	} {
-		if got := expand(in, env); got != want {
-			t.Errorf("expand(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func terminated(code int32) corev1.ContainerStatus {
 	return corev1.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}}
 }

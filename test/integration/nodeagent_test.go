@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
 	"github.com/cronplane/cronplane/pkg/certs"
@@ -98,6 +102,7 @@ func runAgent(t *testing.T, node, rootDir string, eng engine.Engine) (stop func(
 	opts.NodeName, opts.Hostname, opts.NodeIP, opts.RootDir = node, "localhost", "127.0.0.1", rootDir
 	opts.APIServerHost, opts.APIServerPort = "127.0.0.1", 443
 	opts.SyncPeriod, opts.LeaseDuration = 300*time.Millisecond, 4*time.Second
+	opts.SandboxImage = agentImage
 	// Only the pods of these tests, bound by name, run here.
 	opts.Taints = []corev1.Taint{{Key: "cronplane.test/node-agent", Effect: corev1.TaintEffectNoSchedule}}
 	// The node's API, serving the agent's container logs to the
@@ -321,35 +326,172 @@ func TestNodeAgent_RegistersItsNodeAndRunsPodsToCompletion(t *testing.T) {
 	}
 }
 
-func TestNodeAgent_RestartedAgentAdoptsItsContainersAndNeverRunsANeverContainerTwice(t *testing.T) {
+// startAgentProcess runs the node-agent command for node, its
+// credentials in a kubeconfig written for it.
+func startAgentProcess(t *testing.T, bin, node, rootDir string) *process {
+	t.Helper()
+	f, err := certs.EnsureClient(filepath.Join(srv.DataDir(), "certs"), "node-"+node, "system:node:"+node, []string{"system:nodes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(rootDir, "kubeconfig")
+	if _, err := os.Stat(kubeconfig); err != nil {
+		cfg := clientcmdapi.NewConfig()
+		cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: srv.URL, CertificateAuthorityData: srv.CAData}
+		cfg.AuthInfos["u"] = &clientcmdapi.AuthInfo{ClientCertificate: f.CertFile, ClientKey: f.KeyFile}
+		cfg.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+		cfg.CurrentContext = "c"
+		if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	return startProcess(t, bin, "--kubeconfig", kubeconfig, "--hostname-override", node, "--node-ip", "127.0.0.1",
+		"--root-dir", rootDir, "--apiserver-for-pods", "127.0.0.1:443", "--address", "127.0.0.1", "--port", fmt.Sprint(port),
+		"--sync-period", "300ms", "--pod-infra-container-image", agentImage)
+}
+
+func containerID(p *corev1.Pod) string {
+	if len(p.Status.ContainerStatuses) == 0 {
+		return ""
+	}
+	return p.Status.ContainerStatuses[0].ContainerID
+}
+
+// An agent killed with SIGKILL and started again goes on from the
+// engine's containers: a running one is adopted, a restartPolicy Never
+// container that exited meanwhile is reported, not run again, and the
+// containers of a pod deleted meanwhile are removed.
+func TestNodeAgent_AgentKilledAndRestartedAdoptsItsContainersAndRemovesThoseOfPodsGone(t *testing.T) {
 	eng := needEngine(t)
+	bin := buildCommand(t, "node-agent")
 	runManager(t, true, "serviceaccount-controller", "root-ca-certificate-publisher-controller")
 	ctx := context.Background()
 	node := "agent-" + rand.String(5)
 	removeNodeContainers(t, eng, node)
 	root := t.TempDir()
-	stop := runAgent(t, node, root, eng)
-	ns := newNamespace(t, "nodeagent-restart")
+	agent := startAgentProcess(t, bin, node, root)
+	ns := newNamespace(t, "nodeagent-kill")
 	waitFor(t, "the default service account and kube-root-ca.crt", func() (bool, error) {
 		_, err1 := getAccount(ns, "default")
 		_, err2 := srv.Client.CoreV1().ConfigMaps(ns).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
 		return err1 == nil && err2 == nil, nil
 	})
-	if _, err := srv.Client.CoreV1().Pods(ns).Create(ctx, agentPod("once", node, corev1.RestartPolicyNever, "sleep 3"), metav1.CreateOptions{}); err != nil {
+	for _, p := range []*corev1.Pod{
+		// Exits while no agent runs.
+		agentPod("once", node, corev1.RestartPolicyNever, "sleep 4"),
+		// Failed before the kill.
+		agentPod("failed", node, corev1.RestartPolicyNever, "exit 3"),
+		// Runs on through the restart.
+		agentPod("keeps", node, corev1.RestartPolicyAlways, "sleep 300"),
+		// Deleted while no agent runs.
+		agentPod("gone", node, corev1.RestartPolicyAlways, "sleep 300"),
+	} {
+		if _, err := srv.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	running := func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning && containerID(p) != "" }
+	once := waitPod(t, ns, "once", "Running", 60*time.Second, running)
+	keeps := waitPod(t, ns, "keeps", "Running", 30*time.Second, running)
+	gone := waitPod(t, ns, "gone", "Running", 30*time.Second, running)
+	failed := waitPod(t, ns, "failed", "Failed", 30*time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+
+	if err := agent.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	running := waitPod(t, ns, "once", "Running", 30*time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
-	id := running.Status.ContainerStatuses[0].ContainerID
-	stop()
-	// The container exits while no agent runs; the next one adopts it.
-	time.Sleep(4 * time.Second)
-	runAgent(t, node, root, eng)
+	<-agent.exited
+	if err := srv.Client.CoreV1().Pods(ns).Delete(ctx, "gone", metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))}); err != nil {
+		t.Fatal(err)
+	}
+	// The Never container exits while the agent is down.
+	waitFor(t, "the Never container exited", func() (bool, error) {
+		c, err := eng.List(ctx, map[string]string{"io.kubernetes.pod.uid": string(once.UID), "io.kubernetes.container.name": "main"})
+		return err == nil && len(c) == 1 && c[0].State == engine.Exited, nil
+	})
+	startAgentProcess(t, bin, node, root)
+
 	done := waitPod(t, ns, "once", "Succeeded", 30*time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
-	if s := done.Status.ContainerStatuses[0]; s.ContainerID != id || s.RestartCount != 0 {
-		t.Fatalf("status %+v, first container %s", s, id)
+	if s := done.Status.ContainerStatuses[0]; s.ContainerID != containerID(once) || s.RestartCount != 0 || s.State.Terminated == nil || s.State.Terminated.Reason != "Completed" {
+		t.Fatalf("status %+v, first container %s", s, containerID(once))
 	}
-	list, err := eng.List(ctx, map[string]string{"io.kubernetes.pod.uid": string(done.UID)})
-	if err != nil || len(list) != 1 {
-		t.Fatalf("containers of the pod: %v %v", list, err)
+	waitFor(t, "the containers of the pod deleted while the agent was down removed", func() (bool, error) {
+		c, err := eng.List(ctx, map[string]string{"io.kubernetes.pod.uid": string(gone.UID)})
+		return err == nil && len(c) == 0, nil
+	})
+	// A few syncs of the new agent later, nothing ran twice.
+	time.Sleep(2 * time.Second)
+	for _, p := range []*corev1.Pod{once, failed, keeps} {
+		c, err := eng.List(ctx, map[string]string{"io.kubernetes.pod.uid": string(p.UID), "io.kubernetes.container.name": "main"})
+		if err != nil || len(c) != 1 || "docker://"+c[0].ID != containerID(p) {
+			t.Fatalf("containers of %s: %+v %v, want only %s", p.Name, c, err, containerID(p))
+		}
 	}
+	if sb, err := eng.List(ctx, map[string]string{"io.kubernetes.pod.uid": string(keeps.UID), "io.kubernetes.container.name": "POD"}); err != nil ||
+		len(sb) != 1 || sb[0].State != engine.Running {
+		t.Fatalf("sandboxes of the adopted pod: %+v %v", sb, err)
+	}
+	now := getPod(t, ns, "keeps")
+	if now.Status.PodIP != keeps.Status.PodIP {
+		t.Fatalf("pod IP %s, was %s", now.Status.PodIP, keeps.Status.PodIP)
+	}
+	if s := now.Status.ContainerStatuses[0]; now.Status.Phase != corev1.PodRunning || s.RestartCount != 0 || s.State.Running == nil {
+		t.Fatalf("adopted pod %+v", now.Status)
+	}
+	if now = getPod(t, ns, "failed"); now.Status.Phase != corev1.PodFailed || now.Status.ContainerStatuses[0].State.Terminated.ExitCode != 3 {
+		t.Fatalf("failed pod %+v", now.Status)
+	}
+}
+
+// The containers of a pod share its sandbox's network namespace: one
+// reaches the other on localhost, and the pod's IP, also in the first
+// container's downward API, is the sandbox's.
+func TestNodeAgent_ContainersOfAPodShareLocalhost(t *testing.T) {
+	eng := needEngine(t)
+	runManager(t, true, "serviceaccount-controller", "root-ca-certificate-publisher-controller")
+	ctx := context.Background()
+	node := "agent-" + rand.String(5)
+	removeNodeContainers(t, eng, node)
+	runAgent(t, node, t.TempDir(), eng)
+	ns := newNamespace(t, "nodeagent-netns")
+	waitFor(t, "the default service account and kube-root-ca.crt", func() (bool, error) {
+		_, err1 := getAccount(ns, "default")
+		_, err2 := srv.Client.CoreV1().ConfigMaps(ns).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+		return err1 == nil && err2 == nil, nil
+	})
+	pod := agentPod("pair", node, corev1.RestartPolicyNever, `echo "$POD_IP" > /dev/termination-log; nc -l -p 8080 >> /dev/termination-log`)
+	pod.Spec.Containers[0].Name = "server"
+	pod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}}
+	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "client", Image: agentImage, Command: []string{"sh", "-c",
+		`for i in $(seq 1 100); do echo "hello over localhost" | nc -w 1 127.0.0.1 8080 && exit 0; sleep 0.1; done; exit 1`}})
+	if _, err := srv.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	done := waitPod(t, ns, "pair", "Succeeded", 60*time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	var server *corev1.ContainerStateTerminated
+	for _, s := range done.Status.ContainerStatuses {
+		if s.State.Terminated == nil || s.State.Terminated.ExitCode != 0 {
+			t.Fatalf("container %s: %+v", s.Name, s.State)
+		}
+		if s.Name == "server" {
+			server = s.State.Terminated
+		}
+	}
+	ip := done.Status.PodIP
+	if ip == "" || len(done.Status.PodIPs) != 1 || done.Status.PodIPs[0].IP != ip {
+		t.Fatalf("pod IPs %q %v", ip, done.Status.PodIPs)
+	}
+	if got, want := strings.TrimSpace(server.Message), ip+"\nhello over localhost"; got != want {
+		t.Fatalf("server saw %q, want %q", got, want)
+	}
+	// The sandbox is stopped once the pod is done.
+	waitFor(t, "the sandbox stopped", func() (bool, error) {
+		list, err := eng.List(ctx, map[string]string{"io.kubernetes.pod.uid": string(done.UID), "io.kubernetes.container.name": "POD"})
+		return err == nil && len(list) == 1 && list[0].State == engine.Exited, nil
+	})
 }
