@@ -85,13 +85,18 @@ IMAGE_CONTEXT := $(BIN)/images
 # specs (k8s.io/kubernetes v1.29 test/utils/image) name it too.
 BUSYBOX_TAGS := busybox registry.k8s.io/e2e-test-images/busybox:1.36.1-1
 BUSYBOX := $(IMAGE_CONTEXT)/busybox/bin/busybox
+# The load balancer in front of the apiservers: Debian's haproxy, which the
+# build host provides (apt-get install haproxy), with the libraries ldd
+# names, copied at their paths into the image's root.
+HAPROXY_BIN := /usr/sbin/haproxy
+HAPROXY := $(IMAGE_CONTEXT)/haproxy$(HAPROXY_BIN)
 
-images: $(BUSYBOX)
+images: $(BUSYBOX) $(HAPROXY)
 	mkdir -p $(IMAGE_CONTEXT)/empty
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -tags timetzdata -o $(IMAGE_CONTEXT)/ ./cmd/apiserver ./cmd/controller-manager ./cmd/node-agent
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o $(IMAGE_CONTEXT)/etcd go.etcd.io/etcd/server/v3
 	cp /etc/ssl/certs/ca-certificates.crt $(IMAGE_CONTEXT)/
-	for image in apiserver controller-manager etcd node-agent; do \
+	for image in apiserver controller-manager etcd node-agent lb; do \
 		docker build -q -t cronplane/$$image -f deploy/images/$$image.Dockerfile $(IMAGE_CONTEXT) || exit 1; \
 	done
 	docker build -q $(addprefix -t ,$(BUSYBOX_TAGS)) -f deploy/images/busybox.Dockerfile $(IMAGE_CONTEXT)/busybox
@@ -100,6 +105,13 @@ $(BUSYBOX):
 	rm -rf $(IMAGE_CONTEXT)/busybox-deb && mkdir -p $(IMAGE_CONTEXT)/busybox-deb
 	cd $(IMAGE_CONTEXT)/busybox-deb && apt-get download busybox-static
 	dpkg-deb -x $(IMAGE_CONTEXT)/busybox-deb/busybox-static_*.deb $(IMAGE_CONTEXT)/busybox
+
+$(HAPROXY): $(HAPROXY_BIN)
+	rm -rf $(IMAGE_CONTEXT)/haproxy && mkdir -p $(IMAGE_CONTEXT)/haproxy
+	cp -L --parents $(HAPROXY_BIN) $$(ldd $(HAPROXY_BIN) | grep -o '/[^ ]*') $(IMAGE_CONTEXT)/haproxy/
+
+$(HAPROXY_BIN):
+	@echo "the load balancer's image is Debian's haproxy: apt-get install haproxy" >&2; exit 1
 
 pki:
 	$(GO) run ./hack/pki -dir $(CLUSTER_DIR)

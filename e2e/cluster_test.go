@@ -76,7 +76,7 @@ func run(m *testing.M) int {
 		fmt.Printf("compose up: %v\n%s\n", err, out)
 		return 1
 	}
-	for _, c := range []string{"apiserver-0", "apiserver-1"} {
+	for _, c := range []string{"apiserver-0", "apiserver-1", "apiserver-lb"} {
 		if err := waitReady(c, 180*time.Second); err != nil {
 			fmt.Println(err)
 			out, _ := compose("logs", "--tail=100")

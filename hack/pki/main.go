@@ -6,8 +6,11 @@
 // controller-manager, each node agent (system:node:<name> in the
 // group system:nodes) and the admin, a service-account key pair both
 // apiservers share, a kubeconfig per controller-manager and per node
-// agent, and an admin kubeconfig for the host with one context per
-// apiserver.
+// agent, and an admin kubeconfig for the host. The controller-managers,
+// the node agents and the admin's current context name the cluster's one
+// address, the load balancer apiserver-lb in front of both apiservers
+// (TLS passes through it, so the serving certificate names it too); the
+// admin kubeconfig also has a context per apiserver.
 // Files already there and still good are kept, so that a restarted
 // cluster keeps its identities.
 //
@@ -34,20 +37,25 @@ import (
 	"github.com/cronplane/cronplane/pkg/kubeconfig"
 )
 
+// lbHost is the load balancer's service name on the cluster network.
+const lbHost = "apiserver-lb"
+
+const lbURL = "https://" + lbHost + ":6443"
+
 func main() {
 	dir := flag.String("dir", ".cluster", "directory of the generated files (pki/ and the kubeconfigs)")
-	ports := flag.String("ports", "16443,16444", "host ports of apiserver-0 and apiserver-1, for the admin kubeconfig")
+	ports := flag.String("ports", "16443,16444,16445", "host ports of apiserver-lb, apiserver-0 and apiserver-1, for the admin kubeconfig")
 	flag.Parse()
 	log.SetFlags(0)
-	var hostPorts [2]int
-	if _, err := fmt.Sscanf(*ports, "%d,%d", &hostPorts[0], &hostPorts[1]); err != nil {
+	var hostPorts [3]int
+	if _, err := fmt.Sscanf(*ports, "%d,%d,%d", &hostPorts[0], &hostPorts[1], &hostPorts[2]); err != nil {
 		log.Fatalf("-ports: %v", err)
 	}
 	pki := filepath.Join(*dir, "pki")
 	specs := []certs.Spec{
 		{Name: "etcd-client", CommonName: "kube-apiserver-etcd-client", Client: true},
 		{Name: "apiserver", CommonName: "kube-apiserver", Server: true,
-			Hosts: []string{"apiserver-0", "apiserver-1", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}},
+			Hosts: []string{lbHost, "apiserver-0", "apiserver-1", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}},
 		{Name: "admin", CommonName: "cronplane-admin", Organizations: []string{"system:masters"}, Client: true},
 		// The apiservers' client certificate to the node agents (pods/log),
 		// as kubeadm's apiserver-kubelet-client.
@@ -76,14 +84,13 @@ func main() {
 		f := files[fmt.Sprintf("controller-manager-%d", i)]
 		cert, key := read(f.CertFile), read(f.KeyFile)
 		check(kubeconfig.Write(filepath.Join(*dir, fmt.Sprintf("controller-manager-%d.kubeconfig", i)), kubeconfig.Config{
-			Server: fmt.Sprintf("https://apiserver-%d:6443", i), CAData: ca, ClientCertData: cert, ClientKeyData: key,
+			Server: lbURL, CAData: ca, ClientCertData: cert, ClientKeyData: key,
 			UserName: "system:kube-controller-manager",
 		}))
-		// Each node agent talks to one apiserver, as each controller-manager.
 		node := fmt.Sprintf("node-%d", i)
 		f = files[node]
 		check(kubeconfig.Write(filepath.Join(*dir, node+".kubeconfig"), kubeconfig.Config{
-			Server: fmt.Sprintf("https://apiserver-%d:6443", i), CAData: ca, ClientCertData: read(f.CertFile), ClientKeyData: read(f.KeyFile),
+			Server: lbURL, CAData: ca, ClientCertData: read(f.CertFile), ClientKeyData: read(f.KeyFile),
 			UserName: "system:node:" + node,
 		}))
 	}
@@ -130,18 +137,21 @@ func ensureServiceAccountKeys(dir string) error {
 	return os.WriteFile(pubFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o644)
 }
 
-// writeAdminKubeconfig writes a kubeconfig with a context per apiserver,
-// apiserver-0 current.
-func writeAdminKubeconfig(path string, ca, cert, key []byte, ports [2]int) error {
+// writeAdminKubeconfig writes a kubeconfig with a context for the load
+// balancer, current, and one per apiserver, each on its host port.
+func writeAdminKubeconfig(path string, ca, cert, key []byte, ports [3]int) error {
 	var clusters, contexts []map[string]interface{}
 	for i, port := range ports {
-		name := fmt.Sprintf("apiserver-%d", i)
+		name := lbHost
+		if i > 0 {
+			name = fmt.Sprintf("apiserver-%d", i-1)
+		}
 		clusters = append(clusters, map[string]interface{}{"name": name, "cluster": map[string]interface{}{
 			"server": fmt.Sprintf("https://127.0.0.1:%d", port), "certificate-authority-data": ca}})
 		contexts = append(contexts, map[string]interface{}{"name": name, "context": map[string]interface{}{"cluster": name, "user": "admin"}})
 	}
 	data, err := yaml.Marshal(map[string]interface{}{
-		"apiVersion": "v1", "kind": "Config", "clusters": clusters, "contexts": contexts, "current-context": "apiserver-0",
+		"apiVersion": "v1", "kind": "Config", "clusters": clusters, "contexts": contexts, "current-context": lbHost,
 		"users": []map[string]interface{}{{"name": "admin", "user": map[string]interface{}{"client-certificate-data": cert, "client-key-data": key}}},
 	})
 	if err != nil {
