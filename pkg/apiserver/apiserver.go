@@ -2,7 +2,7 @@
 // embedded one), registers the built-in resources, and builds the handler
 // chain a request walks through top to bottom:
 //
-//	request info → drain → deadline → authentication → in-flight limits → authorization → router
+//	request info → drain → deadline → authentication → priority and fairness (or in-flight limits) → authorization → router
 //	router: health, version, discovery, or the resource handler
 //	resource handler: negotiate → decode → store (strategy, admission, storage) → encode
 //
@@ -570,6 +570,7 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	if s.opts.Profiling {
 		installProfiling(r)
 	}
+	s.installPriorityAndFairnessDebug(r)
 	s.serviceAccounts.installIssuerDiscovery(r, func() string { return s.URL }, s.opts.Logger)
 	// As kube's, /version and the discovery documents answer with a
 	// trailing slash too (the e2e Discovery spec reads /apis/).
@@ -606,7 +607,11 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 		h = withoutCompression(h)
 	}
 	h = filters.WithAuthorization(h, authz)
-	h = s.life.inflight.Handler(h)
+	if s.life.apf != nil {
+		h = s.life.apf.Handler(h)
+	} else {
+		h = s.life.inflight.Handler(h)
+	}
 	h = filters.WithImpersonation(h, authz)
 	h = filters.WithAudit(h, s.auditor, isLongRunning)
 	h = filters.WithAuthentication(h, authn, s.opts.AnonymousAuth)
