@@ -28,7 +28,7 @@ func slowWrite(s *apiservertest.Server, cfg *tls.Config, token string, delay tim
 	if err != nil {
 		return answer{}, err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
 	body := configMapJSON("flood")
 	half := len(body) / 2
