@@ -72,6 +72,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/registry/coordination"
 	"github.com/cronplane/cronplane/pkg/registry/core"
 	"github.com/cronplane/cronplane/pkg/registry/events"
+	flowcontrolregistry "github.com/cronplane/cronplane/pkg/registry/flowcontrol"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	rbacregistry "github.com/cronplane/cronplane/pkg/registry/rbac"
 	"github.com/cronplane/cronplane/pkg/registry/readonly"
@@ -246,6 +247,9 @@ func New(ctx context.Context, c CompletedConfig) (s *Server, err error) {
 	if err := s.AddPostStartHook("bootstrap-controller", s.startKubernetesService(serviceAlloc)); err != nil {
 		return nil, err
 	}
+	if err := s.addFlowControlBootstrap(); err != nil {
+		return nil, err
+	}
 	for _, e := range append(authorization.Entries(authz, rules), authentication.Entries(tokenAuth, serviceAccounts.audiences)...) {
 		// kube records who wrote a review's spec in the answer, as on
 		// any create.
@@ -328,6 +332,7 @@ func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool, logs
 	resources = append(resources, coordination.Resources()...)
 	resources = append(resources, rbacregistry.Resources(escalation)...)
 	resources = append(resources, events.Resources()...)
+	resources = append(resources, flowcontrolregistry.Resources()...)
 	resources = append(resources, readonly.Resources()...)
 	return append(resources, apiextensionsregistry.Resource(apiextensions.CheckSchema, ratcheting))
 }
