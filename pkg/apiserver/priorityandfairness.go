@@ -61,7 +61,7 @@ func (s *Server) startPriorityAndFairness() {
 	}
 	var src flowcontrol.ConfigSource = bootstrapConfig{}
 	fs, fsOK := s.storage.store(flowSchemasGVR)
-	pl, plOK := s.storage.store(priorityLevelsGVR)
+	pl, plOK := s.storage.store(levelsGVR)
 	if fsOK && plOK {
 		src = &storedConfig{
 			run: func(ctx context.Context, prefixOf *generic.Store, h informer.Handler) {
@@ -72,11 +72,6 @@ func (s *Server) startPriorityAndFairness() {
 	}
 	go s.life.apf.Controller.Run(s.background, src)
 }
-
-var (
-	flowSchemasGVR    = flowcontrolv1.SchemeGroupVersion.WithResource("flowschemas")
-	priorityLevelsGVR = flowcontrolv1.SchemeGroupVersion.WithResource("prioritylevelconfigurations")
-)
 
 // bootstrapConfig is kube's mandatory and suggested objects, each given a
 // UID for the response headers.

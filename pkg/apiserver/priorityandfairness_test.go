@@ -21,26 +21,36 @@ type answer struct {
 	flowSchema, priority string
 }
 
-// slowWrite sends a dry-run create whose body's second half comes after
-// delay, so that the request holds its seat that long.
-func slowWrite(s *apiservertest.Server, cfg *tls.Config, token string, delay time.Duration) (answer, error) {
+// slowWriter sends, on one connection, dry-run creates whose body's
+// second half comes after a delay, so that each request holds its seat
+// up to that long; each asks for a 1 s timeout, so it waits in queue
+// 250 ms at most.
+type slowWriter struct {
+	c  *tls.Conn
+	br *bufio.Reader
+}
+
+func newSlowWriter(s *apiservertest.Server, cfg *tls.Config) (*slowWriter, error) {
 	c, err := tls.Dial("tcp", strings.TrimPrefix(s.URL, "https://"), cfg)
 	if err != nil {
-		return answer{}, err
+		return nil, err
 	}
-	defer func() { _ = c.Close() }()
-	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	return &slowWriter{c: c, br: bufio.NewReader(c)}, nil
+}
+
+func (w *slowWriter) write(token string, delay time.Duration) (answer, error) {
+	_ = w.c.SetDeadline(time.Now().Add(30 * time.Second))
 	body := configMapJSON("flood")
 	half := len(body) / 2
-	if _, err := fmt.Fprintf(c, "POST /api/v1/namespaces/default/configmaps?dryRun=All HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+	if _, err := fmt.Fprintf(w.c, "POST /api/v1/namespaces/default/configmaps?dryRun=All&timeout=1s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
 		token, len(body), body[:half]); err != nil {
 		return answer{}, err
 	}
 	time.Sleep(delay)
-	// A rejected request is answered before its body is read: the rest
-	// may not be taken.
-	_, _ = io.WriteString(c, body[half:])
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if _, err := io.WriteString(w.c, body[half:]); err != nil {
+		return answer{}, err
+	}
+	resp, err := http.ReadResponse(w.br, nil)
 	if err != nil {
 		return answer{}, err
 	}
@@ -51,11 +61,12 @@ func slowWrite(s *apiservertest.Server, cfg *tls.Config, token string, delay tim
 }
 
 // With a total concurrency of 2 (global-default gets 1 seat and may
-// borrow the 3 others lend) and an 8 s request timeout (so 2 s in queue
-// at most): alice floods with 30 writes at once, each holding its seat
-// up to 600 ms, and gets kube's 429s once her queues wait too long; bob's
-// occasional reads pass before her queued ones and are all served, and
-// so are system:masters', in the exempt level.
+// borrow the 3 others lend): alice floods with 30 writes at once, each
+// holding its seat up to 500 ms and waiting in queue a quarter of its
+// 1 s timeout at most, and gets kube's 429s once her queues wait too
+// long; bob's reads (8 s request timeout: 2 s in queue at most)
+// pass before her queued ones and are all served, and so are
+// system:masters', in the exempt level.
 func TestPriorityAndFairness_FloodOfOneUserDoesNotStarveAnother(t *testing.T) {
 	s := apiservertest.Start(t, func(o *apiserver.Options) {
 		o.Serving.MaxRequestsInFlight = 1
@@ -75,13 +86,19 @@ func TestPriorityAndFairness_FloodOfOneUserDoesNotStarveAnother(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			w, err := newSlowWriter(s, cfg)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer func() { _ = w.c.Close() }()
 			for n := 0; n < 100; n++ {
 				select {
 				case <-stop:
 					return
 				default:
 				}
-				a, err := slowWrite(s, cfg, "alice-token", 600*time.Millisecond)
+				a, err := w.write("alice-token", 500*time.Millisecond)
 				if err != nil {
 					t.Error(err)
 					return
