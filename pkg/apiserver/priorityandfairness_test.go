@@ -3,8 +3,10 @@ package apiserver_test
 import (
 	"bufio"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -21,43 +23,62 @@ type answer struct {
 	flowSchema, priority string
 }
 
-// slowWriter sends, on one connection, dry-run creates whose body's
-// second half comes after a delay, so that each request holds its seat
-// up to that long; each asks for a 1 s timeout, so it waits in queue
-// 250 ms at most.
+// slowWriter sends dry-run creates whose body's second half comes after
+// a delay, so that each request holds its seat up to that long; each
+// asks for a 1 s timeout, so it waits in queue 250 ms at most. A request
+// answered before its body is all sent (rejected) leaves its connection
+// unusable: the next one dials anew.
 type slowWriter struct {
-	c  *tls.Conn
-	br *bufio.Reader
-}
-
-func newSlowWriter(s *apiservertest.Server, cfg *tls.Config) (*slowWriter, error) {
-	c, err := tls.Dial("tcp", strings.TrimPrefix(s.URL, "https://"), cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &slowWriter{c: c, br: bufio.NewReader(c)}, nil
+	cfg *tls.Config
+	url string
+	c   *tls.Conn
+	br  *bufio.Reader
 }
 
 func (w *slowWriter) write(token string, delay time.Duration) (answer, error) {
-	_ = w.c.SetDeadline(time.Now().Add(30 * time.Second))
+	if w.c == nil {
+		c, err := tls.Dial("tcp", strings.TrimPrefix(w.url, "https://"), w.cfg)
+		if err != nil {
+			return answer{}, err
+		}
+		w.c, w.br = c, bufio.NewReader(c)
+	}
 	body := configMapJSON("flood")
 	half := len(body) / 2
+	_ = w.c.SetDeadline(time.Now().Add(30 * time.Second))
 	if _, err := fmt.Fprintf(w.c, "POST /api/v1/namespaces/default/configmaps?dryRun=All&timeout=1s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
 		token, len(body), body[:half]); err != nil {
 		return answer{}, err
 	}
-	time.Sleep(delay)
-	if _, err := io.WriteString(w.c, body[half:]); err != nil {
-		return answer{}, err
-	}
+	// The delay is spent waiting for an early answer.
+	_ = w.c.SetReadDeadline(time.Now().Add(delay))
 	resp, err := http.ReadResponse(w.br, nil)
-	if err != nil {
-		return answer{}, err
+	if err == nil {
+		defer w.close()
+	} else {
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() {
+			return answer{}, err
+		}
+		_ = w.c.SetDeadline(time.Now().Add(30 * time.Second))
+		if _, err := io.WriteString(w.c, body[half:]); err != nil {
+			return answer{}, err
+		}
+		if resp, err = http.ReadResponse(w.br, nil); err != nil {
+			return answer{}, err
+		}
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
 	return answer{code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: string(data),
 		flowSchema: resp.Header.Get("X-Kubernetes-PF-FlowSchema-UID"), priority: resp.Header.Get("X-Kubernetes-PF-PriorityLevel-UID")}, nil
+}
+
+func (w *slowWriter) close() {
+	if w.c != nil {
+		_ = w.c.Close()
+		w.c = nil
+	}
 }
 
 // With a total concurrency of 2 (global-default gets 1 seat and may
@@ -86,12 +107,8 @@ func TestPriorityAndFairness_FloodOfOneUserDoesNotStarveAnother(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w, err := newSlowWriter(s, cfg)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer func() { _ = w.c.Close() }()
+			w := &slowWriter{cfg: cfg, url: s.URL}
+			defer w.close()
 			for n := 0; n < 100; n++ {
 				select {
 				case <-stop:

@@ -372,7 +372,8 @@ func (c *Controller) dispatchLocked(now time.Time) {
 // startLocked lets t run.
 func (c *Controller) startLocked(t *Ticket, now time.Time) {
 	l := t.level
-	c.borrowed += l.borrowedSeats(l.seatsInUse+t.width) - l.borrowedSeats(l.seatsInUse)
+	borrowed := l.borrowedSeats(l.seatsInUse+t.width) - l.borrowedSeats(l.seatsInUse)
+	c.borrowed += borrowed
 	l.seatsInUse += t.width
 	l.executing[t] = true
 	l.dispatched++
@@ -386,7 +387,9 @@ func (c *Controller) startLocked(t *Ticket, now time.Time) {
 	c.metrics.wait.WithLabelValues("true", fs, pl).Observe(now.Sub(arrival).Seconds())
 	c.metrics.executing.WithLabelValues(fs, pl).Inc()
 	c.metrics.executingSeats.WithLabelValues(fs, pl).Add(float64(t.width))
-	c.metrics.currentLimits(c)
+	if borrowed != 0 {
+		c.metrics.currentLimits(c)
+	}
 	close(t.ready)
 }
 
@@ -405,7 +408,8 @@ func (t *Ticket) Finish() {
 	if t.req != nil {
 		t.req.Finish(now)
 	}
-	c.borrowed += l.borrowedSeats(l.seatsInUse-t.width) - l.borrowedSeats(l.seatsInUse)
+	borrowed := l.borrowedSeats(l.seatsInUse-t.width) - l.borrowedSeats(l.seatsInUse)
+	c.borrowed += borrowed
 	l.seatsInUse -= t.width
 	delete(l.executing, t)
 	fs, pl := t.cl.FlowSchema.Name, l.name()
@@ -418,7 +422,9 @@ func (t *Ticket) Finish() {
 	c.metrics.executingSeats.WithLabelValues(fs, pl).Sub(float64(t.width))
 	c.dropLevelIfGoneLocked(l)
 	c.dispatchLocked(now)
-	c.metrics.currentLimits(c)
+	if borrowed != 0 {
+		c.metrics.currentLimits(c)
+	}
 }
 
 func (c *Controller) dropLevelIfGoneLocked(l *level) {
