@@ -2,7 +2,7 @@
 // embedded one), registers the built-in resources, and builds the handler
 // chain a request walks through top to bottom:
 //
-//	request info → drain → deadline → authentication → in-flight limits → authorization → router
+//	request info → drain → deadline → authentication → priority and fairness (or in-flight limits) → authorization → router
 //	router: health, version, discovery, or the resource handler
 //	resource handler: negotiate → decode → store (strategy, admission, storage) → encode
 //
@@ -72,6 +72,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/registry/coordination"
 	"github.com/cronplane/cronplane/pkg/registry/core"
 	"github.com/cronplane/cronplane/pkg/registry/events"
+	flowcontrolregistry "github.com/cronplane/cronplane/pkg/registry/flowcontrol"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	rbacregistry "github.com/cronplane/cronplane/pkg/registry/rbac"
 	"github.com/cronplane/cronplane/pkg/registry/readonly"
@@ -246,6 +247,9 @@ func New(ctx context.Context, c CompletedConfig) (s *Server, err error) {
 	if err := s.AddPostStartHook("bootstrap-controller", s.startKubernetesService(serviceAlloc)); err != nil {
 		return nil, err
 	}
+	if err := s.addFlowControlBootstrap(); err != nil {
+		return nil, err
+	}
 	for _, e := range append(authorization.Entries(authz, rules), authentication.Entries(tokenAuth, serviceAccounts.audiences)...) {
 		// kube records who wrote a review's spec in the answer, as on
 		// any create.
@@ -328,6 +332,7 @@ func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool, logs
 	resources = append(resources, coordination.Resources()...)
 	resources = append(resources, rbacregistry.Resources(escalation)...)
 	resources = append(resources, events.Resources()...)
+	resources = append(resources, flowcontrolregistry.Resources()...)
 	resources = append(resources, readonly.Resources()...)
 	return append(resources, apiextensionsregistry.Resource(apiextensions.CheckSchema, ratcheting))
 }
@@ -570,6 +575,7 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	if s.opts.Profiling {
 		installProfiling(r)
 	}
+	s.installPriorityAndFairnessDebug(r)
 	s.serviceAccounts.installIssuerDiscovery(r, func() string { return s.URL }, s.opts.Logger)
 	// As kube's, /version and the discovery documents answer with a
 	// trailing slash too (the e2e Discovery spec reads /apis/).
@@ -606,7 +612,11 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 		h = withoutCompression(h)
 	}
 	h = filters.WithAuthorization(h, authz)
-	h = s.life.inflight.Handler(h)
+	if s.life.apf != nil {
+		h = s.life.apf.Handler(h)
+	} else {
+		h = s.life.inflight.Handler(h)
+	}
 	h = filters.WithImpersonation(h, authz)
 	h = filters.WithAudit(h, s.auditor, isLongRunning)
 	h = filters.WithAuthentication(h, authn, s.opts.AnonymousAuth)

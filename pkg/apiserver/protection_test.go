@@ -98,13 +98,16 @@ func configMapJSON(name string) string {
 	return `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `"}}`
 }
 
-// With --max-mutating-requests-inflight=1 and --request-timeout=4s: a
+// With --enable-priority-and-fairness=false (as kube, the in-flight
+// limits apply as such only then), --max-mutating-requests-inflight=1
+// and --request-timeout=4s: a
 // write whose body stalls holds the one slot until the timeout, and is
 // then answered kube's 504 and its connection closed; meanwhile other
 // writes get kube's 429, except those of system:masters, and reads,
 // watches and health checks are served.
 func TestProtection_InFlightLimitAndRequestTimeout(t *testing.T) {
 	s := apiservertest.Start(t, func(o *apiserver.Options) {
+		o.Serving.EnablePriorityAndFairness = false
 		o.Serving.MaxMutatingRequestsInFlight = 1
 		o.Serving.RequestTimeout = 4 * time.Second
 		o.AuthorizationModes = []string{apiserver.ModeAlwaysAllow}

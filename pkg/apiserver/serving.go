@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -17,6 +18,9 @@ type ServingOptions struct {
 	// 0 lifts a cap.
 	MaxRequestsInFlight         int
 	MaxMutatingRequestsInFlight int
+	// EnablePriorityAndFairness replaces the two caps by API Priority and
+	// Fairness, which shares their sum among the priority levels.
+	EnablePriorityAndFairness bool
 	// RequestTimeout bounds every request but watches (504 beyond).
 	RequestTimeout time.Duration
 	// MinRequestTimeout (seconds) bounds watches without timeoutSeconds; 0
@@ -55,6 +59,7 @@ func DefaultServingOptions() ServingOptions {
 	return ServingOptions{
 		MaxRequestsInFlight:         400,
 		MaxMutatingRequestsInFlight: 200,
+		EnablePriorityAndFairness:   true,
 		RequestTimeout:              time.Minute,
 		MinRequestTimeout:           1800,
 		EtcdHealthcheckTimeout:      2 * time.Second,
@@ -64,8 +69,9 @@ func DefaultServingOptions() ServingOptions {
 
 // AddFlags binds the options to kube-apiserver's flags.
 func (o *ServingOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "most read-only requests (get, list) served at once; more are answered 429 with Retry-After: 1 (watches and health checks are not counted; 0: no limit)")
-	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight, "most mutating requests served at once; more are answered 429 with Retry-After: 1 (0: no limit)")
+	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "most read-only requests (get, list) served at once; more are answered 429 with Retry-After: 1 (watches and health checks are not counted; 0: no limit); with --enable-priority-and-fairness, this and --max-mutating-requests-inflight are summed into the server's total concurrency")
+	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight, "most mutating requests served at once; more are answered 429 with Retry-After: 1 (0: no limit); with --enable-priority-and-fairness, summed with --max-requests-inflight into the server's total concurrency")
+	fs.BoolVar(&o.EnablePriorityAndFairness, "enable-priority-and-fairness", o.EnablePriorityAndFairness, "dispatch requests by API Priority and Fairness, sharing the sum of the two in-flight limits among the priority levels; false applies the two limits as they are")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "longest time a request but a watch may take; it is answered 504 then (watches are bounded by --min-request-timeout)")
 	fs.Int64Var(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout, "seconds a watch without timeoutSeconds lasts at least (it lasts up to twice this); 0 ends such watches at once, as kube-apiserver v1.29 does")
 	fs.DurationVar(&o.LivezGracePeriod, "livez-grace-period", o.LivezGracePeriod, "how long after the start /livez passes although post-start hooks have not finished")
@@ -86,6 +92,10 @@ func (o *ServingOptions) Validate() error {
 	}
 	if o.MaxMutatingRequestsInFlight < 0 {
 		errs = append(errs, errors.New("--max-mutating-requests-inflight can not be negative value"))
+	}
+	if o.EnablePriorityAndFairness && o.MaxRequestsInFlight+o.MaxMutatingRequestsInFlight <= 0 {
+		errs = append(errs, fmt.Errorf("--max-requests-inflight=%d and --max-mutating-requests-inflight=%d must sum to a positive value when --enable-priority-and-fairness is true",
+			o.MaxRequestsInFlight, o.MaxMutatingRequestsInFlight))
 	}
 	if o.RequestTimeout < 0 {
 		errs = append(errs, errors.New("--request-timeout can not be negative value"))

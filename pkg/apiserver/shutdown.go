@@ -25,8 +25,11 @@ type lifecycle struct {
 	// shutdownInitiated is closed when the server is told to stop.
 	shutdownInitiated chan struct{}
 
-	drain        *filters.Drain
-	inflight     *filters.MaxInFlight
+	drain    *filters.Drain
+	inflight *filters.MaxInFlight
+	// apf, with --enable-priority-and-fairness, stands in for inflight's
+	// limits, and records into its metrics.
+	apf          *filters.PriorityAndFairness
 	terminations filters.Terminated
 }
 
@@ -42,14 +45,22 @@ func (s *Server) initLifecycle() {
 	l.etcdReady = &etcdProbe{probe: s.probeEtcd, timeout: o.EtcdReadycheckTimeout}
 	l.drain = filters.NewDrain()
 	l.terminations = filters.NewTerminations(s.Metrics)
-	l.inflight = filters.NewMaxInFlight(o.MaxRequestsInFlight, o.MaxMutatingRequestsInFlight, func(r *http.Request) bool {
+	readOnly, mutating := o.MaxRequestsInFlight, o.MaxMutatingRequestsInFlight
+	if o.EnablePriorityAndFairness {
+		readOnly, mutating = 0, 0
+	}
+	l.inflight = filters.NewMaxInFlight(readOnly, mutating, func(r *http.Request) bool {
 		return isLongRunning(r) || isHealthPath(r.URL.Path)
 	}, s.Metrics, l.terminations)
+	if o.EnablePriorityAndFairness {
+		l.apf = s.newPriorityAndFairness(l.inflight, l.terminations)
+	}
 }
 
 // startLifecycle runs, once the server listens, the post-start hooks and
 // the in-flight gauge, until Close.
 func (s *Server) startLifecycle() {
+	s.startPriorityAndFairness()
 	s.runPostStartHooks(s.background)
 	go s.life.inflight.Run(s.background)
 }

@@ -60,6 +60,11 @@ func (c systemClient) get(ctx context.Context, gvr schema.GroupVersionResource, 
 }
 
 func (c systemClient) create(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj runtime.Object) error {
+	return c.createAs(ctx, gvr, namespace, obj, systemManager)
+}
+
+// createAs creates obj with its fields managed by manager.
+func (c systemClient) createAs(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj runtime.Object, manager string) error {
 	e, err := c.entry(gvr)
 	if err != nil {
 		return err
@@ -70,17 +75,22 @@ func (c systemClient) create(ctx context.Context, gvr schema.GroupVersionResourc
 	}
 	e.Defaults(obj)
 	if e.Fields != nil {
-		if err := e.Fields.Update(nil, obj, systemManager, "", time.Now()); err != nil {
+		if err := e.Fields.Update(nil, obj, manager, "", time.Now()); err != nil {
 			return err
 		}
 	}
-	_, err = cr.Create(systemContext(ctx), namespace, obj, nil, &metav1.CreateOptions{FieldManager: systemManager})
+	_, err = cr.Create(systemContext(ctx), namespace, obj, nil, &metav1.CreateOptions{FieldManager: manager})
 	return err
 }
 
 // update replaces the stored object with obj, unless it changed since obj
 // was read (its resourceVersion is a precondition).
 func (c systemClient) update(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj runtime.Object) error {
+	return c.updateAs(ctx, gvr, namespace, obj, systemManager)
+}
+
+// updateAs is update with the fields written managed by manager.
+func (c systemClient) updateAs(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj runtime.Object, manager string) error {
 	e, err := c.entry(gvr)
 	if err != nil {
 		return err
@@ -95,8 +105,8 @@ func (c systemClient) update(ctx context.Context, gvr schema.GroupVersionResourc
 		return err
 	}
 	name := m.GetName()
-	info := systemUpdate{fields: e.Fields, obj: obj}
-	_, _, err = u.Update(systemContext(ctx), namespace, name, info, nil, nil, false, &metav1.UpdateOptions{FieldManager: systemManager})
+	info := systemUpdate{fields: e.Fields, obj: obj, manager: manager}
+	_, _, err = u.Update(systemContext(ctx), namespace, name, info, nil, nil, false, &metav1.UpdateOptions{FieldManager: manager})
 	return err
 }
 
@@ -116,8 +126,9 @@ func (c systemClient) delete(ctx context.Context, gvr schema.GroupVersionResourc
 // systemUpdate hands the store the new object, with managedFields
 // recorded against the current one.
 type systemUpdate struct {
-	fields *apply.Manager
-	obj    runtime.Object
+	fields  *apply.Manager
+	obj     runtime.Object
+	manager string
 }
 
 func (systemUpdate) Preconditions() *metav1.Preconditions { return nil }
@@ -125,7 +136,7 @@ func (systemUpdate) Preconditions() *metav1.Preconditions { return nil }
 func (s systemUpdate) UpdatedObject(_ context.Context, current runtime.Object) (runtime.Object, error) {
 	obj := s.obj.DeepCopyObject()
 	if s.fields != nil {
-		if err := s.fields.Update(current, obj, systemManager, "", time.Now()); err != nil {
+		if err := s.fields.Update(current, obj, s.manager, "", time.Now()); err != nil {
 			return nil, err
 		}
 		if current != nil {

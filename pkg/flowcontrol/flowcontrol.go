@@ -1,0 +1,447 @@
+// Package flowcontrol owns API Priority and Fairness dispatching: it
+// classifies each request by the FlowSchemas it is given (the first
+// match by matchingPrecedence, then name) into a flow and a priority
+// level, shares the server's total concurrency among the levels by
+// their nominalConcurrencyShares, lets levels lend and borrow seats
+// within lendablePercent and borrowingLimitPercent, queues what a level
+// cannot run at once in its fair queues (package fairqueuing) until the
+// request's queue-wait deadline, and rejects what does not fit. It
+// publishes kube's apiserver_flowcontrol_* metrics and the
+// /debug/api_priority_and_fairness dumps. It reads its configuration
+// only through SetConfig, so it does not depend on where FlowSchemas and
+// PriorityLevelConfigurations are stored.
+package flowcontrol
+
+import (
+	"context"
+	"hash/fnv"
+	"slices"
+	"sync"
+	"time"
+
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/cronplane/cronplane/pkg/flowcontrol/fairqueuing"
+	"github.com/cronplane/cronplane/pkg/metrics"
+)
+
+// The reasons a request is rejected, as the rejected_requests_total
+// metric labels them.
+const (
+	ReasonQueueFull        = "queue-full"
+	ReasonConcurrencyLimit = "concurrency-limit"
+	ReasonTimeout          = "time-out"
+	ReasonCancelled        = "cancelled"
+)
+
+// Clock tells the time; tests move a fake one.
+type Clock interface{ Now() time.Time }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// Controller classifies and dispatches requests.
+type Controller struct {
+	total   int
+	clock   Clock
+	metrics *metricSet
+
+	mu sync.Mutex
+	// schemas are those whose level exists, in matching order.
+	schemas []*flowcontrolv1.FlowSchema
+	levels  map[string]*level
+	// order is the levels in name order; dispatch starts at a rotating
+	// place in it so that levels share the pool of lendable seats.
+	order []*level
+	next  int
+	// pool is the seats the levels lend; borrowed is how many of them
+	// are in use by levels beyond their guaranteed seats.
+	pool, borrowed int
+}
+
+// New returns a controller sharing total seats (the sum of
+// --max-requests-inflight and --max-mutating-requests-inflight) among
+// the levels; its metrics are registered in reg. clock may be nil.
+func New(total int, reg *metrics.Registry, clock Clock) *Controller {
+	if clock == nil {
+		clock = realClock{}
+	}
+	return &Controller{total: total, clock: clock, metrics: newMetricSet(reg), levels: map[string]*level{}}
+}
+
+// level is a priority level's state.
+type level struct {
+	pl     *flowcontrolv1.PriorityLevelConfiguration
+	exempt bool
+	// queuing is false for Reject levels and levels without queues.
+	queuing bool
+	limits  limits
+	// qs holds the level's queues (nil if it never queued).
+	qs *fairqueuing.QueueSet
+	// removed levels serve what they hold and go once idle.
+	removed bool
+
+	seatsInUse, waiting                       int
+	executing                                 map[*Ticket]bool
+	dispatched, rejected, timedOut, cancelled int
+}
+
+func (l *level) name() string { return l.pl.Name }
+
+func (l *level) idle() bool { return len(l.executing) == 0 && l.waiting == 0 }
+
+// SetConfig replaces the configuration: the flow schemas and the
+// priority levels. A schema whose level is missing is dangling and
+// ignored; a removed level finishes what it holds.
+func (c *Controller) SetConfig(fss []*flowcontrolv1.FlowSchema, pls []*flowcontrolv1.PriorityLevelConfiguration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock.Now()
+	lims := computeLimits(c.total, pls)
+	present := map[string]bool{}
+	for _, pl := range pls {
+		present[pl.Name] = true
+		l := c.levels[pl.Name]
+		if l == nil {
+			l = &level{executing: map[*Ticket]bool{}}
+			c.levels[pl.Name] = l
+		}
+		l.pl, l.removed, l.limits = pl, false, lims[pl.Name]
+		l.exempt = pl.Spec.Type == flowcontrolv1.PriorityLevelEnablementExempt
+		cfg, queuing := queueConfig(pl)
+		l.queuing = queuing
+		switch {
+		case !queuing:
+		case l.qs == nil:
+			l.qs = fairqueuing.New(cfg, l.limits.nominal, now)
+		case l.qs.Config() != cfg:
+			qs := fairqueuing.New(cfg, l.limits.nominal, now)
+			qs.Adopt(now, l.qs)
+			l.qs = qs
+		default:
+			l.qs.SetLimit(now, l.limits.nominal)
+		}
+	}
+	for name, l := range c.levels {
+		if !present[name] {
+			l.removed = true
+			if l.idle() {
+				delete(c.levels, name)
+			}
+		}
+	}
+	c.order = c.order[:0]
+	c.pool = 0
+	for _, l := range c.levels {
+		c.order = append(c.order, l)
+		if !l.exempt && !l.removed {
+			c.pool += l.limits.lendable
+		}
+	}
+	slices.SortFunc(c.order, func(a, b *level) int { return compareStrings(a.name(), b.name()) })
+	c.borrowed = 0
+	for _, l := range c.order {
+		c.borrowed += l.borrowedSeats(l.seatsInUse)
+	}
+	c.schemas = c.schemas[:0]
+	for _, fs := range fss {
+		if present[fs.Spec.PriorityLevelConfiguration.Name] {
+			c.schemas = append(c.schemas, fs)
+		}
+	}
+	sortSchemas(c.schemas)
+	c.metrics.limits(c.order)
+	c.metrics.currentLimits(c)
+	c.dispatchLocked(now)
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// queueConfig is the shape of a level's queues, and whether it queues.
+func queueConfig(pl *flowcontrolv1.PriorityLevelConfiguration) (fairqueuing.Config, bool) {
+	if pl.Spec.Limited == nil || pl.Spec.Limited.LimitResponse.Type != flowcontrolv1.LimitResponseTypeQueue || pl.Spec.Limited.LimitResponse.Queuing == nil {
+		return fairqueuing.Config{}, false
+	}
+	q := pl.Spec.Limited.LimitResponse.Queuing
+	cfg := fairqueuing.Config{Queues: int(q.Queues), HandSize: int(q.HandSize), QueueLengthLimit: int(q.QueueLengthLimit)}
+	return cfg, cfg.Queues > 0
+}
+
+// borrowedSeats is how many of used seats are beyond the level's
+// guaranteed ones, taken from the pool.
+func (l *level) borrowedSeats(used int) int {
+	if l.exempt {
+		return 0
+	}
+	return max(0, used-l.limits.guaranteed())
+}
+
+// fits reports whether l may start a request of width seats now: within
+// its guaranteed seats, or beyond them up to its borrowing limit while
+// the pool has seats left. A level running nothing always may, so that a
+// request wider than its limit still runs alone.
+func (c *Controller) fits(l *level, width int) bool {
+	if l.seatsInUse == 0 {
+		return true
+	}
+	after := l.seatsInUse + width
+	if l.limits.borrowing >= 0 && after > l.limits.nominal+l.limits.borrowing {
+		return false
+	}
+	if after <= l.limits.guaranteed() {
+		return true
+	}
+	return c.borrowed-l.borrowedSeats(l.seatsInUse)+l.borrowedSeats(after) <= c.pool
+}
+
+// currentLimit is the most seats l could hold now: its guaranteed ones
+// and what the pool has left for it, within its borrowing limit.
+func (c *Controller) currentLimit(l *level) int {
+	limit := l.limits.guaranteed() + c.pool - (c.borrowed - l.borrowedSeats(l.seatsInUse))
+	if l.limits.borrowing >= 0 {
+		limit = min(limit, l.limits.nominal+l.limits.borrowing)
+	}
+	return max(limit, l.limits.guaranteed())
+}
+
+// Classification is where a request belongs.
+type Classification struct {
+	FlowSchema    *flowcontrolv1.FlowSchema
+	PriorityLevel *flowcontrolv1.PriorityLevelConfiguration
+	// Distinguisher is the flow's part taken from the request.
+	Distinguisher string
+	// MaxSeats is the most seats a request of the level may take.
+	MaxSeats int
+}
+
+// FlowSchemaUID and PriorityLevelUID are what the response headers say.
+func (cl Classification) FlowSchemaUID() types.UID    { return cl.FlowSchema.UID }
+func (cl Classification) PriorityLevelUID() types.UID { return cl.PriorityLevel.UID }
+
+// Exempt reports whether the request's level is exempt.
+func (cl Classification) Exempt() bool {
+	return cl.PriorityLevel.Spec.Type == flowcontrolv1.PriorityLevelEnablementExempt
+}
+
+// Classify finds the first schema matching d; false when none does.
+func (c *Controller) Classify(d Digest) (Classification, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, fs := range c.schemas {
+		if matches(fs, d) {
+			l := c.levels[fs.Spec.PriorityLevelConfiguration.Name]
+			return Classification{FlowSchema: fs, PriorityLevel: l.pl, Distinguisher: distinguisher(fs, d), MaxSeats: l.limits.maxSeats}, true
+		}
+	}
+	return Classification{}, false
+}
+
+// Ticket is an admitted request; Finish gives back its seats.
+type Ticket struct {
+	c      *Controller
+	cl     Classification
+	digest Digest
+	level  *level
+	req    *fairqueuing.Request
+	width  int
+	watch  bool
+	ready  chan struct{}
+	start  time.Time
+	done   bool
+}
+
+// flowHash names the flow the shuffle sharding deals for.
+func flowHash(fs, distinguisher string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(fs))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(distinguisher))
+	return h.Sum64()
+}
+
+// Admit waits, until wait ends, for a seat of cl's level for the
+// request d of width seats; watch says it is a watch, which holds its seat only
+// while it is set up. It returns the ticket to Finish, or the reason the
+// request is rejected.
+func (c *Controller) Admit(wait context.Context, cl Classification, d Digest, width int, watch bool) (*Ticket, string) {
+	c.mu.Lock()
+	now := c.clock.Now()
+	l := c.levels[cl.PriorityLevel.Name]
+	if l == nil {
+		// Its level went away since it was classified: the client
+		// retries.
+		c.mu.Unlock()
+		return nil, ReasonConcurrencyLimit
+	}
+	t := &Ticket{c: c, cl: cl, digest: d, level: l, width: width, watch: watch, ready: make(chan struct{})}
+	labels := []string{cl.FlowSchema.Name, l.name()}
+	switch {
+	case l.exempt:
+		c.startLocked(t, now)
+	case !l.queuing:
+		if !c.fits(l, width) {
+			c.rejectLocked(l, labels, ReasonConcurrencyLimit)
+			c.mu.Unlock()
+			return nil, ReasonConcurrencyLimit
+		}
+		c.startLocked(t, now)
+	default:
+		t.req = &fairqueuing.Request{Flow: flowHash(cl.FlowSchema.Name, cl.Distinguisher), Width: width, Arrival: now, Value: t}
+		if !l.qs.Enqueue(now, t.req) {
+			c.rejectLocked(l, labels, ReasonQueueFull)
+			c.mu.Unlock()
+			return nil, ReasonQueueFull
+		}
+		l.waiting++
+		c.metrics.inqueue.WithLabelValues(labels...).Inc()
+		c.dispatchLocked(now)
+	}
+	c.mu.Unlock()
+	select {
+	case <-t.ready:
+		return t, ""
+	default:
+	}
+	select {
+	case <-t.ready:
+		return t, ""
+	case <-wait.Done():
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-t.ready:
+		// Dispatched while its wait ended: it runs.
+		return t, ""
+	default:
+	}
+	now = c.clock.Now()
+	t.req.Remove(now)
+	l.waiting--
+	c.metrics.inqueue.WithLabelValues(labels...).Dec()
+	reason := ReasonTimeout
+	if context.Cause(wait) == context.Canceled {
+		reason = ReasonCancelled
+		l.cancelled++
+	} else {
+		l.timedOut++
+	}
+	c.metrics.rejected.WithLabelValues(append(labels, reason)...).Inc()
+	c.metrics.wait.WithLabelValues("false", labels[0], labels[1]).Observe(now.Sub(t.req.Arrival).Seconds())
+	c.dropLevelIfGoneLocked(l)
+	return nil, reason
+}
+
+func (c *Controller) rejectLocked(l *level, labels []string, reason string) {
+	l.rejected++
+	c.metrics.rejected.WithLabelValues(append(labels, reason)...).Inc()
+}
+
+// dispatchLocked starts the queued requests that fit, level after
+// level, each level's in fair-queuing order.
+func (c *Controller) dispatchLocked(now time.Time) {
+	n := len(c.order)
+	for i := 0; i < n; i++ {
+		l := c.order[(c.next+i)%n]
+		if l.qs == nil || l.waiting == 0 {
+			continue
+		}
+		for r := l.qs.Next(now); r != nil && c.fits(l, r.Width); r = l.qs.Next(now) {
+			l.qs.Dispatch(now, r)
+			t := r.Value.(*Ticket)
+			l.waiting--
+			c.metrics.inqueue.WithLabelValues(t.cl.FlowSchema.Name, l.name()).Dec()
+			c.startLocked(t, now)
+		}
+	}
+	if n > 0 {
+		c.next = (c.next + 1) % n
+	}
+}
+
+// startLocked lets t run.
+func (c *Controller) startLocked(t *Ticket, now time.Time) {
+	l := t.level
+	borrowed := l.borrowedSeats(l.seatsInUse+t.width) - l.borrowedSeats(l.seatsInUse)
+	c.borrowed += borrowed
+	l.seatsInUse += t.width
+	l.executing[t] = true
+	l.dispatched++
+	t.start = now
+	fs, pl := t.cl.FlowSchema.Name, l.name()
+	arrival := now
+	if t.req != nil {
+		arrival = t.req.Arrival
+	}
+	c.metrics.dispatched.WithLabelValues(fs, pl).Inc()
+	c.metrics.wait.WithLabelValues("true", fs, pl).Observe(now.Sub(arrival).Seconds())
+	c.metrics.executing.WithLabelValues(fs, pl).Inc()
+	c.metrics.executingSeats.WithLabelValues(fs, pl).Add(float64(t.width))
+	if borrowed != 0 {
+		c.metrics.currentLimits(c)
+	}
+	close(t.ready)
+}
+
+// Finish gives back t's seats, at the end of the request or, for a
+// watch, once it is set up; later calls do nothing.
+func (t *Ticket) Finish() {
+	c := t.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.done {
+		return
+	}
+	t.done = true
+	now := c.clock.Now()
+	l := t.level
+	if t.req != nil {
+		t.req.Finish(now)
+	}
+	borrowed := l.borrowedSeats(l.seatsInUse-t.width) - l.borrowedSeats(l.seatsInUse)
+	c.borrowed += borrowed
+	l.seatsInUse -= t.width
+	delete(l.executing, t)
+	fs, pl := t.cl.FlowSchema.Name, l.name()
+	kind := "regular"
+	if t.watch {
+		kind = "watch"
+	}
+	c.metrics.execution.WithLabelValues(fs, pl, kind).Observe(now.Sub(t.start).Seconds())
+	c.metrics.executing.WithLabelValues(fs, pl).Dec()
+	c.metrics.executingSeats.WithLabelValues(fs, pl).Sub(float64(t.width))
+	c.dropLevelIfGoneLocked(l)
+	c.dispatchLocked(now)
+	if borrowed != 0 {
+		c.metrics.currentLimits(c)
+	}
+}
+
+func (c *Controller) dropLevelIfGoneLocked(l *level) {
+	if l.removed && l.idle() && c.levels[l.name()] == l {
+		delete(c.levels, l.name())
+		c.order = slices.DeleteFunc(c.order, func(o *level) bool { return o == l })
+	}
+}
+
+// ConfigSource is where a controller's configuration comes from: Run
+// calls set with all the FlowSchemas and PriorityLevelConfigurations
+// first and again after each change, until ctx ends.
+type ConfigSource interface {
+	Run(ctx context.Context, set func([]*flowcontrolv1.FlowSchema, []*flowcontrolv1.PriorityLevelConfiguration))
+}
+
+// Run keeps the controller configured from src until ctx ends.
+func (c *Controller) Run(ctx context.Context, src ConfigSource) {
+	src.Run(ctx, c.SetConfig)
+}
