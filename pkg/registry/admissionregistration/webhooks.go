@@ -36,7 +36,9 @@ func WebhookResources() []*generic.Resource {
 			Categories:       []string{"api-extensions"},
 			New:              vnew,
 			NewList:          func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfigurationList{} },
-			Default:          func(obj runtime.Object) { DefaultValidatingWebhooks(obj.(*admissionregistrationv1.ValidatingWebhookConfiguration)) },
+			Default: func(obj runtime.Object) {
+				DefaultValidatingWebhooks(obj.(*admissionregistrationv1.ValidatingWebhookConfiguration))
+			},
 			Table: webhooksTable(func(obj runtime.Object) (metav1.ObjectMeta, int) {
 				c := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration)
 				return c.ObjectMeta, len(c.Webhooks)
@@ -52,7 +54,9 @@ func WebhookResources() []*generic.Resource {
 			Categories:       []string{"api-extensions"},
 			New:              mnew,
 			NewList:          func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfigurationList{} },
-			Default:          func(obj runtime.Object) { DefaultMutatingWebhooks(obj.(*admissionregistrationv1.MutatingWebhookConfiguration)) },
+			Default: func(obj runtime.Object) {
+				DefaultMutatingWebhooks(obj.(*admissionregistrationv1.MutatingWebhookConfiguration))
+			},
 			Table: webhooksTable(func(obj runtime.Object) (metav1.ObjectMeta, int) {
 				c := obj.(*admissionregistrationv1.MutatingWebhookConfiguration)
 				return c.ObjectMeta, len(c.Webhooks)
@@ -556,4 +560,3 @@ func CompileMatchCondition(expr string) (cel.Program, error) {
 
 // matchConditionCostLimit is kube's per-expression runtime cost limit.
 const matchConditionCostLimit = 1000000
-

@@ -39,7 +39,9 @@ type callError struct {
 	status *apierrors.StatusError
 }
 
-func (e *callError) Error() string { return fmt.Sprintf("failed calling webhook %q: %v", e.name, e.reason) }
+func (e *callError) Error() string {
+	return fmt.Sprintf("failed calling webhook %q: %v", e.name, e.reason)
+}
 
 // rejected is kube's error for a webhook that refused: its message
 // prefixed with who refused, and a code of at least 400.

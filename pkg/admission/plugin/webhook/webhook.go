@@ -99,12 +99,12 @@ type hook struct {
 	objSelector   labels.Selector
 	// selectorErr is why a selector does not parse.
 	selectorErr error
-	sideEffects   admissionregistrationv1.SideEffectClass
-	timeout       int32
-	client        admissionregistrationv1.WebhookClientConfig
-	versions      []string
-	conditions    []admissionregistrationv1.MatchCondition
-	reinvoke      bool
+	sideEffects admissionregistrationv1.SideEffectClass
+	timeout     int32
+	client      admissionregistrationv1.WebhookClientConfig
+	versions    []string
+	conditions  []admissionregistrationv1.MatchCondition
+	reinvoke    bool
 }
 
 // exempt are the resources no webhook sees, so that a broken webhook
