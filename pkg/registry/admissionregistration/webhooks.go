@@ -249,15 +249,15 @@ func validateHooks(hooks, old []hook, update bool, extra func(int, *field.Path) 
 	seen := map[string]bool{}
 	for i, h := range hooks {
 		p := field.NewPath("webhooks").Index(i)
-		if seen[h.name] {
-			errs = append(errs, field.Duplicate(p.Child("name"), h.name))
-		}
-		seen[h.name] = true
 		errs = append(errs, validateHook(h, p, requireNoSideEffects)...)
 		errs = append(errs, validateReviewVersions(h.admissionReviewVersions, requireVersion, p.Child("admissionReviewVersions"))...)
 		if extra != nil {
 			errs = append(errs, extra(i, p)...)
 		}
+		if seen[h.name] {
+			errs = append(errs, field.Duplicate(p.Child("name"), h.name))
+		}
+		seen[h.name] = true
 	}
 	return errs
 }
@@ -349,6 +349,10 @@ func validateReviewVersions(versions []string, requireAccepted bool, p *field.Pa
 	return errs
 }
 
+// OperationType is named as kube's internal type is, so that an invalid
+// list of operations prints in its messages as kube prints it.
+type OperationType string
+
 var supportedOperations = []string{"*", "CONNECT", "CREATE", "DELETE", "UPDATE"}
 
 func validateRule(r *admissionregistrationv1.RuleWithOperations, p *field.Path) field.ErrorList {
@@ -361,7 +365,11 @@ func validateRule(r *admissionregistrationv1.RuleWithOperations, p *field.Path) 
 		errs = append(errs, field.Required(p.Child("operations"), ""))
 	}
 	if len(ops) > 1 && contains(ops, "*") {
-		errs = append(errs, field.Invalid(p.Child("operations"), r.Operations, "if '*' is present, must not specify other operations"))
+		internal := make([]OperationType, len(ops))
+		for i, op := range ops {
+			internal[i] = OperationType(op)
+		}
+		errs = append(errs, field.Invalid(p.Child("operations"), internal, "if '*' is present, must not specify other operations"))
 	}
 	for i, op := range ops {
 		if !contains(supportedOperations, op) {
@@ -479,14 +487,15 @@ func validateService(p *field.Path, s *admissionregistrationv1.ServiceReference)
 		return errs
 	}
 	path := *s.Path
-	if path == "/" {
+	switch {
+	case path == "/" || path == "":
 		return errs
-	}
-	if len(path) >= 2 && path[:2] == "//" {
+	case path == "//":
 		return append(errs, field.Invalid(p.Child("path"), path, "segment[0] may not be empty"))
-	}
-	if !strings.HasPrefix(path, "/") {
-		return append(errs, field.Invalid(p.Child("path"), path, "must start with a '/'"))
+	case !strings.HasPrefix(path, "/"):
+		// As kube, the segments are still checked, the first character
+		// skipped.
+		errs = append(errs, field.Invalid(p.Child("path"), path, "must start with a '/'"))
 	}
 	for i, seg := range strings.Split(strings.TrimSuffix(path[1:], "/"), "/") {
 		if seg == "" {
@@ -514,17 +523,15 @@ func validateMatchConditions(conds []admissionregistrationv1.MatchCondition, p *
 			}
 			seen[c.Name] = true
 		}
+		if strings.TrimSpace(c.Expression) == "" {
+			errs = append(errs, field.Required(cp.Child("expression"), ""))
+		} else if _, err := CompileMatchCondition(c.Expression); err != nil {
+			errs = append(errs, field.Invalid(cp.Child("expression"), c.Expression, err.Error()))
+		}
 		if c.Name == "" {
 			errs = append(errs, field.Required(cp.Child("name"), ""))
 		} else {
 			errs = append(errs, metav1validation.ValidateLabelName(c.Name, cp.Child("name"))...)
-		}
-		if strings.TrimSpace(c.Expression) == "" {
-			errs = append(errs, field.Required(cp.Child("expression"), ""))
-			continue
-		}
-		if _, err := CompileMatchCondition(c.Expression); err != nil {
-			errs = append(errs, field.Invalid(cp.Child("expression"), c.Expression, err.Error()))
 		}
 	}
 	return errs
