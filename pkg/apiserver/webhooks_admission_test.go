@@ -2,6 +2,9 @@ package apiserver_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +15,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cronplane/cronplane/pkg/apiserver"
 	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
+	"github.com/cronplane/cronplane/pkg/audit"
 	"github.com/cronplane/cronplane/test/webhookserver"
 )
 
@@ -247,5 +252,64 @@ func TestWebhooks_MutatingPatchesReinvokesAndSkipsConfigurations(t *testing.T) {
 	}
 	if err := s.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, "deny-all", metav1.DeleteOptions{}); err != nil {
 		t.Errorf("deleting the deny-all webhook: %v", err)
+	}
+}
+
+// The webhooks' answers are in the audit log under kube's keys: which
+// mutating webhook ran and what it patched, and the webhook's own
+// annotations under its name.
+func TestWebhooks_AnswersAreAudited(t *testing.T) {
+	dir := t.TempDir()
+	policy, logPath := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "audit.log")
+	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := apiservertest.Start(t, func(o *apiserver.Options) { o.Audit = audit.Options{PolicyFile: policy, LogPath: logPath} })
+	srv, err := webhookserver.Start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.Always("/audited", webhookserver.Response{Patch: `[{"op":"add","path":"/data","value":{"k":"v"}}]`, AuditAnnotations: map[string]string{"verdict": "ok"}})
+	ctx := context.Background()
+	cc, rules, sel := hookFor(srv, "audited")
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "audited"}, Webhooks: []admissionregistrationv1.MutatingWebhook{{
+		Name: "audited.example.com", ClientConfig: cc, Rules: rules, NamespaceSelector: sel, SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+	}}}
+	if _, err := s.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitCached(t, s, true, "audited")
+	namespaceFor(t, s, "audited")
+	if _, err := s.Client.CoreV1().ConfigMaps("audited").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"audited.example.com/verdict":                       "ok",
+		"mutation.webhook.admission.k8s.io/round_0_index_0": `{"configuration":"audited","webhook":"audited.example.com","mutated":true}`,
+		"patch.webhook.admission.k8s.io/round_0_index_0":    `{"configuration":"audited","webhook":"audited.example.com","patch":[{"op":"add","path":"/data","value":{"k":"v"}}],"patchType":"JSONPatch"}`,
+	}
+	var got map[string]string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		data, _ := os.ReadFile(logPath)
+		for _, line := range strings.Split(string(data), "\n") {
+			var ev struct {
+				Stage       string                    `json:"stage"`
+				Verb        string                    `json:"verb"`
+				ObjectRef   struct{ Resource string } `json:"objectRef"`
+				Annotations map[string]string         `json:"annotations"`
+			}
+			if json.Unmarshal([]byte(line), &ev) == nil && ev.Stage == "ResponseComplete" && ev.Verb == "create" && ev.ObjectRef.Resource == "configmaps" {
+				got = ev.Annotations
+			}
+		}
+		if got != nil {
+			break
+		}
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("annotation %s = %q, want %q", k, got[k], v)
+		}
 	}
 }
