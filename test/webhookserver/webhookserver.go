@@ -58,9 +58,11 @@ type Server struct {
 	reviews  map[string][]Review
 }
 
-// Start serves on a free loopback port, keeping its certificates in dir.
-func Start(dir string) (*Server, error) {
-	files, err := certs.EnsureServing(dir, []string{"127.0.0.1"})
+// Start serves on a free loopback port, keeping its certificates in dir;
+// the certificate names 127.0.0.1 and the hosts given (a Service's
+// <name>.<namespace>.svc).
+func Start(dir string, hosts ...string) (*Server, error) {
+	files, err := certs.EnsureServing(dir, append([]string{"127.0.0.1"}, hosts...))
 	if err != nil {
 		return nil, err
 	}

@@ -251,3 +251,47 @@ func TestValidating_BadAnswersAndReviewVersions(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+type fakeServices map[string]string
+
+func (f fakeServices) ResolveService(_ context.Context, namespace, name string, port int32) (string, error) {
+	addr, ok := f[namespace+"/"+name]
+	if !ok {
+		return "", apierrors.NewNotFound(schema.GroupResource{Resource: "services"}, name)
+	}
+	return addr, nil
+}
+
+// A webhook named by Service is called at https://<name>.<namespace>.svc
+// (its certificate must name that host), dialled where the resolver
+// says; a Service that cannot be resolved is a call error.
+func TestValidating_ServiceClientConfigIsResolved(t *testing.T) {
+	srv, err := webhookserver.Start(t.TempDir(), "hooks.infra.svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	srv.Always("/check", webhookserver.Response{Deny: true, Message: "reached"})
+	none := admissionregistrationv1.SideEffectClassNone
+	path, port := "/check", int32(8443)
+	for _, c := range []struct {
+		service string
+		want    string
+	}{
+		{"hooks", `admission webhook "hook.example.com" denied the request: reached`},
+		{"missing", `Internal error occurred: failed calling webhook "hook.example.com": could not get REST client: services "missing" not found`},
+	} {
+		t.Run(c.service, func(t *testing.T) {
+			w := admissionregistrationv1.ValidatingWebhook{Name: "hook.example.com", SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+				ClientConfig: admissionregistrationv1.WebhookClientConfig{CABundle: srv.CABundle, Service: &admissionregistrationv1.ServiceReference{Namespace: "infra", Name: c.service, Path: &path, Port: &port}},
+				Rules: []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{"*"},
+					Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}}}
+			src := fakeSource{validating: []*admissionregistrationv1.ValidatingWebhookConfiguration{{ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Webhooks: []admissionregistrationv1.ValidatingWebhook{w}}}}
+			_, v := New(Config{Source: src, Namespaces: fakeNamespaces{"plain": nil}, Services: fakeServices{"infra/hooks": strings.TrimPrefix(srv.URL, "https://")}, Resources: fakeResources{}, Metrics: metrics.NewRegistry()})
+			err := v.Validate(context.Background(), configMapWrite("plain", nil, false))
+			if err == nil || err.Error() != c.want {
+				t.Fatalf("got %v\nwant %s", err, c.want)
+			}
+		})
+	}
+}
