@@ -65,6 +65,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/metrics"
 	"github.com/cronplane/cronplane/pkg/podspec"
 	"github.com/cronplane/cronplane/pkg/registry"
+	"github.com/cronplane/cronplane/pkg/registry/admissionregistration"
 	apiextensionsregistry "github.com/cronplane/cronplane/pkg/registry/apiextensions"
 	"github.com/cronplane/cronplane/pkg/registry/authentication"
 	"github.com/cronplane/cronplane/pkg/registry/authorization"
@@ -334,6 +335,7 @@ func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool, logs
 	resources = append(resources, events.Resources()...)
 	resources = append(resources, flowcontrolregistry.Resources()...)
 	resources = append(resources, readonly.Resources()...)
+	resources = append(resources, admissionregistration.WebhookResources()...)
 	return append(resources, apiextensionsregistry.Resource(apiextensions.CheckSchema, ratcheting))
 }
 
@@ -408,6 +410,9 @@ func (s *Server) admissionChain() admission.Chain {
 		priority.Plugin{},
 		nodetaint.Plugin{},
 	}
+	// Webhooks mutate after the built-in plugins and validate with them.
+	mutating, validating := s.webhookPlugins()
+	chain = append(chain, mutating, validating)
 	return append(chain, s.opts.Admission.Plugins...)
 }
 

@@ -105,7 +105,7 @@ func TestCustomResourceServing_MetadataInProtobuf(t *testing.T) {
 // resources by name.
 func TestDiscovery_GroupsInKubeOrder(t *testing.T) {
 	servedCrate(t)
-	const want = "apps events.k8s.io authentication.k8s.io authorization.k8s.io batch networking.k8s.io rbac.authorization.k8s.io apiextensions.k8s.io coordination.k8s.io"
+	const want = "apps events.k8s.io authentication.k8s.io authorization.k8s.io batch networking.k8s.io rbac.authorization.k8s.io admissionregistration.k8s.io apiextensions.k8s.io coordination.k8s.io"
 	check := func(doc string, names []string) {
 		t.Helper()
 		var builtin, custom []string
