@@ -24,15 +24,22 @@ var maturityKeys = []struct {
 
 var coreV1 = schema.GroupVersion{Version: "v1"}
 
+// offByDefault are the group versions served only when a key turns
+// them on (api/all, api/beta or their own), as kube v1.29 has beta APIs
+// newer than v1.24.
+var offByDefault = map[schema.GroupVersion]bool{
+	{Group: "admissionregistration.k8s.io", Version: "v1beta1"}: true,
+}
+
 // namespaces must always be served: the server creates the built-in
 // namespaces at start and admits every namespaced write against them.
 var namespaces = coreV1.WithResource("namespaces")
 
 // ResolveRuntimeConfig returns which of the available resources are served
 // under runtimeConfig, the --runtime-config map (kube-apiserver v1.29
-// semantics). Everything available is served unless a key says otherwise;
-// keys apply from broadest to narrowest whatever their order on the command
-// line: api/all, then api/ga, api/beta and api/alpha, then group versions,
+// semantics). Everything available is served unless a key says otherwise
+// (offByDefault only when one says so); keys apply from broadest to
+// narrowest whatever their order on the command line: api/all, then api/ga, api/beta and api/alpha, then group versions,
 // then single resources. The core group version is written api/v1, v1 or
 // api/legacy, its resources api/v1/<resource> or v1/<resource>. A value
 // other than true, false or empty (true), a key naming something not
@@ -40,7 +47,7 @@ var namespaces = coreV1.WithResource("namespaces")
 func ResolveRuntimeConfig(runtimeConfig map[string]string, available []schema.GroupVersionResource) (map[schema.GroupVersionResource]bool, error) {
 	gvServed := map[schema.GroupVersion]bool{}
 	for _, gvr := range available {
-		gvServed[gvr.GroupVersion()] = true
+		gvServed[gvr.GroupVersion()] = !offByDefault[gvr.GroupVersion()]
 	}
 	known := func(gvr schema.GroupVersionResource) bool {
 		for _, a := range available {
