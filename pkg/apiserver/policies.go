@@ -191,7 +191,7 @@ func policyTypeChecker(r *registry.Registry) func(p *v1beta1.ValidatingAdmission
 			if params != nil {
 				ps = params.Schema
 			}
-			c, err := cel.NewPolicyTypeChecker(e.Schema, ps)
+			c, err := cel.NewPolicyTypeChecker(e.Schema, ps, p.Spec.ParamKind != nil)
 			if err != nil {
 				return tc
 			}

@@ -44,31 +44,48 @@ const (
 	PolicyStringOrNull
 )
 
+// PolicyDecls say which of the optional variables an expression sees:
+// params only when the policy has a paramKind, the authorizer in
+// matchConditions, variables and validations (not in messageExpressions
+// and auditAnnotations), as kube declares them.
+type PolicyDecls struct {
+	Params, Authorizer bool
+}
+
 var (
-	policyEnvOnce sync.Once
-	policyEnv     *cel.Env
-	policyEnvErr  error
+	policyEnvMu sync.Mutex
+	policyEnvs  = map[PolicyDecls]*cel.Env{}
 )
 
-func policyEnvironment() (*cel.Env, error) {
-	policyEnvOnce.Do(func() {
-		base, err := baseEnv(storedExpressions)
-		if err != nil {
-			policyEnvErr = err
-			return
-		}
-		policyEnv, policyEnvErr = base.Extend(
-			cel.Variable(objectVar, cel.DynType),
-			cel.Variable(oldObjectVar, cel.DynType),
-			cel.Variable(requestVar, cel.DynType),
-			cel.Variable(paramsVar, cel.DynType),
-			cel.Variable(namespaceObjectVar, cel.DynType),
-			cel.Variable(authorizerVar, authorizerType),
-			cel.Variable(requestResourceVar, resourceCheckType),
-			cel.Variable(variablesVar, cel.MapType(cel.StringType, cel.DynType)),
-		)
-	})
-	return policyEnv, policyEnvErr
+func policyEnvironment(d PolicyDecls) (*cel.Env, error) {
+	policyEnvMu.Lock()
+	defer policyEnvMu.Unlock()
+	if env, ok := policyEnvs[d]; ok {
+		return env, nil
+	}
+	base, err := baseEnv(storedExpressions)
+	if err != nil {
+		return nil, err
+	}
+	opts := []cel.EnvOption{
+		cel.Variable(objectVar, cel.DynType),
+		cel.Variable(oldObjectVar, cel.DynType),
+		cel.Variable(requestVar, cel.DynType),
+		cel.Variable(namespaceObjectVar, cel.DynType),
+		cel.Variable(variablesVar, cel.MapType(cel.StringType, cel.DynType)),
+	}
+	if d.Params {
+		opts = append(opts, cel.Variable(paramsVar, cel.DynType))
+	}
+	if d.Authorizer {
+		opts = append(opts, cel.Variable(authorizerVar, authorizerType), cel.Variable(requestResourceVar, resourceCheckType))
+	}
+	env, err := base.Extend(opts...)
+	if err != nil {
+		return nil, err
+	}
+	policyEnvs[d] = env
+	return env, nil
 }
 
 // PolicyProgram is one compiled expression of a policy. It is safe for
@@ -78,11 +95,12 @@ type PolicyProgram struct {
 	p   *program
 }
 
-// CompilePolicyExpression compiles expr, which must evaluate to want.
+// CompilePolicyExpression compiles expr, which must evaluate to want,
+// with the variables decls declares.
 // A failure comes back as kube words it in a policy's validation
 // ("compilation failed: ...", "must evaluate to bool").
-func CompilePolicyExpression(expr string, want PolicyResult) (*PolicyProgram, error) {
-	env, err := policyEnvironment()
+func CompilePolicyExpression(expr string, want PolicyResult, decls PolicyDecls) (*PolicyProgram, error) {
+	env, err := policyEnvironment(decls)
 	if err != nil {
 		return nil, fmt.Errorf("compiler initialization failed: %v", err)
 	}

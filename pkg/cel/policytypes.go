@@ -9,12 +9,13 @@ import (
 // PolicyTypeChecker type-checks a policy's expressions with object and
 // oldObject typed by the schema of one matched kind and params by that
 // of the paramKind, as kube's policy status controller does for
-// status.typeChecking. As kube v1.29's, it declares no variables.
+// status.typeChecking. As kube v1.29's, it declares no variables, and
+// params only when the policy has a paramKind.
 type PolicyTypeChecker struct{ env *cel.Env }
 
 // NewPolicyTypeChecker returns a checker for objects of schema object
-// and params of schema params (nil: dyn).
-func NewPolicyTypeChecker(object, params *schema.Structural) (*PolicyTypeChecker, error) {
+// and params of schema params (nil: dyn) when hasParams.
+func NewPolicyTypeChecker(object, params *schema.Structural, hasParams bool) (*PolicyTypeChecker, error) {
 	base, err := baseEnv(storedExpressions)
 	if err != nil {
 		return nil, err
@@ -31,18 +32,21 @@ func NewPolicyTypeChecker(object, params *schema.Structural) (*PolicyTypeChecker
 		return ts.celType(dt, selfTypeName())
 	}
 	objType, paramsType := typeOf(object), typeOf(params)
-	env, err := base.Extend(
+	opts := []cel.EnvOption{
 		func(e *cel.Env) (*cel.Env, error) {
 			return cel.CustomTypeProvider(&provider{base: e.CELTypeProvider(), objects: ts.objects})(e)
 		},
 		cel.Variable(objectVar, objType),
 		cel.Variable(oldObjectVar, objType),
 		cel.Variable(requestVar, cel.DynType),
-		cel.Variable(paramsVar, paramsType),
 		cel.Variable(namespaceObjectVar, cel.DynType),
 		cel.Variable(authorizerVar, authorizerType),
 		cel.Variable(requestResourceVar, resourceCheckType),
-	)
+	}
+	if hasParams {
+		opts = append(opts, cel.Variable(paramsVar, paramsType))
+	}
+	env, err := base.Extend(opts...)
 	if err != nil {
 		return nil, err
 	}

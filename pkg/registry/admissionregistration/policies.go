@@ -238,17 +238,18 @@ func ValidatePolicy(p *v1beta1.ValidatingAdmissionPolicy) field.ErrorList {
 			field.Required(path.Child("validations"), "validations or auditAnnotations must contain at least one item"),
 			field.Required(path.Child("auditAnnotations"), "validations or auditAnnotations must contain at least one item"))
 	}
-	errs = append(errs, validateMatchConditions(spec.MatchConditions, path.Child("matchConditions"))...)
+	params := spec.ParamKind != nil
+	errs = append(errs, validateMatchConditions(spec.MatchConditions, params, path.Child("matchConditions"))...)
 	for i, v := range spec.Variables {
-		errs = append(errs, validateVariable(v, path.Child("variables").Index(i))...)
+		errs = append(errs, validateVariable(v, params, path.Child("variables").Index(i))...)
 	}
 	for i, v := range spec.Validations {
-		errs = append(errs, validateValidation(v, path.Child("validations").Index(i))...)
+		errs = append(errs, validateValidation(v, params, path.Child("validations").Index(i))...)
 	}
 	keys := sets.New[string]()
 	for i, a := range spec.AuditAnnotations {
 		at := path.Child("auditAnnotations").Index(i)
-		errs = append(errs, validateAuditAnnotation(p.Name, a, at)...)
+		errs = append(errs, validateAuditAnnotation(p.Name, a, params, at)...)
 		if a.Key != "" {
 			if keys.Has(a.Key) {
 				errs = append(errs, field.Duplicate(at.Child("key"), a.Key))
@@ -420,7 +421,7 @@ func validateResources(resources []string, path *field.Path) field.ErrorList {
 	return errs
 }
 
-func validateMatchConditions(conds []v1beta1.MatchCondition, path *field.Path) field.ErrorList {
+func validateMatchConditions(conds []v1beta1.MatchCondition, params bool, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(conds) > 64 {
 		errs = append(errs, field.TooMany(path, len(conds), 64))
@@ -431,7 +432,7 @@ func validateMatchConditions(conds []v1beta1.MatchCondition, path *field.Path) f
 		if strings.TrimSpace(c.Expression) == "" {
 			errs = append(errs, field.Required(at.Child("expression"), ""))
 		} else {
-			errs = append(errs, compileErrors(c.Expression, cel.PolicyBool, at.Child("expression"))...)
+			errs = append(errs, compileErrors(c.Expression, cel.PolicyBool, cel.PolicyDecls{Params: params, Authorizer: true}, at.Child("expression"))...)
 		}
 		if c.Name == "" {
 			errs = append(errs, field.Required(at.Child("name"), ""))
@@ -448,7 +449,7 @@ func validateMatchConditions(conds []v1beta1.MatchCondition, path *field.Path) f
 	return errs
 }
 
-func validateVariable(v v1beta1.Variable, path *field.Path) field.ErrorList {
+func validateVariable(v v1beta1.Variable, params bool, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if strings.TrimSpace(v.Name) == "" {
 		errs = append(errs, field.Required(path.Child("name"), "name is not specified"))
@@ -458,23 +459,23 @@ func validateVariable(v v1beta1.Variable, path *field.Path) field.ErrorList {
 	if strings.TrimSpace(v.Expression) == "" {
 		errs = append(errs, field.Required(path.Child("expression"), "expression is not specified"))
 	} else {
-		errs = append(errs, compileErrors(v.Expression, cel.PolicyAny, path.Child("expression"))...)
+		errs = append(errs, compileErrors(v.Expression, cel.PolicyAny, cel.PolicyDecls{Params: params, Authorizer: true}, path.Child("expression"))...)
 	}
 	return errs
 }
 
-func validateValidation(v v1beta1.Validation, path *field.Path) field.ErrorList {
+func validateValidation(v v1beta1.Validation, params bool, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if strings.TrimSpace(v.Expression) == "" {
 		errs = append(errs, field.Required(path.Child("expression"), "expression is not specified"))
 	} else {
-		errs = append(errs, compileErrors(v.Expression, cel.PolicyBool, path.Child("expression"))...)
+		errs = append(errs, compileErrors(v.Expression, cel.PolicyBool, cel.PolicyDecls{Params: params, Authorizer: true}, path.Child("expression"))...)
 	}
 	msgExpr := strings.TrimSpace(v.MessageExpression)
 	if v.MessageExpression != "" && msgExpr == "" {
 		errs = append(errs, field.Required(path.Child("messageExpression"), "messageExpression must be non-empty if specified"))
 	} else if msgExpr != "" {
-		errs = append(errs, compileErrors(v.MessageExpression, cel.PolicyString, path.Child("messageExpression"))...)
+		errs = append(errs, compileErrors(v.MessageExpression, cel.PolicyString, cel.PolicyDecls{Params: params}, path.Child("messageExpression"))...)
 	}
 	msg := strings.TrimSpace(v.Message)
 	if v.Message != "" && msg == "" {
@@ -488,7 +489,7 @@ func validateValidation(v v1beta1.Validation, path *field.Path) field.ErrorList 
 	return errs
 }
 
-func validateAuditAnnotation(policyName string, a v1beta1.AuditAnnotation, path *field.Path) field.ErrorList {
+func validateAuditAnnotation(policyName string, a v1beta1.AuditAnnotation, params bool, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if policyName == "" {
 		errs = append(errs, field.Invalid(path.Child("key"), a.Key, "requires metadata.name be non-empty"))
@@ -505,13 +506,13 @@ func validateAuditAnnotation(policyName string, a v1beta1.AuditAnnotation, path 
 	case len(value) > 5*1024:
 		errs = append(errs, field.TooLong(path.Child("valueExpression"), "", 5*1024))
 	default:
-		errs = append(errs, compileErrors(a.ValueExpression, cel.PolicyStringOrNull, path.Child("valueExpression"))...)
+		errs = append(errs, compileErrors(a.ValueExpression, cel.PolicyStringOrNull, cel.PolicyDecls{Params: params}, path.Child("valueExpression"))...)
 	}
 	return errs
 }
 
-func compileErrors(expr string, want cel.PolicyResult, path *field.Path) field.ErrorList {
-	if _, err := cel.CompilePolicyExpression(expr, want); err != nil {
+func compileErrors(expr string, want cel.PolicyResult, decls cel.PolicyDecls, path *field.Path) field.ErrorList {
+	if _, err := cel.CompilePolicyExpression(expr, want, decls); err != nil {
 		return field.ErrorList{field.Invalid(path, expr, err.Error())}
 	}
 	return nil

@@ -359,36 +359,51 @@ func toMap(obj runtime.Object, a *admission.Attributes) interface{} {
 	return m
 }
 
-// requestMap is the request variable: the AdmissionRequest kube builds.
+// requestMap is the request variable: the AdmissionRequest kube builds,
+// as JSON has it (empty optional fields left out).
 func requestMap(a *admission.Attributes) map[string]interface{} {
 	kind := map[string]interface{}{"group": a.Kind.Group, "version": a.Kind.Version, "kind": a.Kind.Kind}
 	resource := map[string]interface{}{"group": a.Resource.Group, "version": a.Resource.Version, "resource": a.Resource.Resource}
-	userInfo := map[string]interface{}{"username": "", "uid": "", "groups": []interface{}{}, "extra": map[string]interface{}{}}
+	userInfo := map[string]interface{}{}
 	if u := a.User; u != nil {
-		groups := make([]interface{}, len(u.Groups))
-		for i, g := range u.Groups {
-			groups[i] = g
+		if u.Name != "" {
+			userInfo["username"] = u.Name
 		}
-		extra := map[string]interface{}{}
-		for k, vs := range u.Extra {
-			l := make([]interface{}, len(vs))
-			for i, v := range vs {
-				l[i] = v
+		if u.UID != "" {
+			userInfo["uid"] = u.UID
+		}
+		if len(u.Groups) > 0 {
+			groups := make([]interface{}, len(u.Groups))
+			for i, g := range u.Groups {
+				groups[i] = g
 			}
-			extra[k] = l
+			userInfo["groups"] = groups
 		}
-		userInfo = map[string]interface{}{"username": u.Name, "uid": u.UID, "groups": groups, "extra": extra}
+		if len(u.Extra) > 0 {
+			extra := map[string]interface{}{}
+			for k, vs := range u.Extra {
+				l := make([]interface{}, len(vs))
+				for i, v := range vs {
+					l[i] = v
+				}
+				extra[k] = l
+			}
+			userInfo["extra"] = extra
+		}
 	}
-	var options interface{}
+	r := map[string]interface{}{
+		"kind": kind, "resource": resource, "requestKind": kind, "requestResource": resource,
+		"operation": string(a.Operation), "userInfo": userInfo, "dryRun": a.DryRun,
+	}
+	for k, v := range map[string]string{"subResource": a.Subresource, "requestSubResource": a.Subresource, "name": a.Name, "namespace": a.Namespace} {
+		if v != "" {
+			r[k] = v
+		}
+	}
 	if a.Options != nil {
-		options = toMap(a.Options, &admission.Attributes{Kind: metav1.SchemeGroupVersion.WithKind(optionsKind(a.Operation))})
+		r["options"] = toMap(a.Options, &admission.Attributes{Kind: metav1.SchemeGroupVersion.WithKind(optionsKind(a.Operation))})
 	}
-	return map[string]interface{}{
-		"kind": kind, "resource": resource, "subResource": a.Subresource,
-		"requestKind": kind, "requestResource": resource, "requestSubResource": a.Subresource,
-		"name": a.Name, "namespace": a.Namespace, "operation": string(a.Operation),
-		"userInfo": userInfo, "dryRun": a.DryRun, "options": options,
-	}
+	return r
 }
 
 func optionsKind(op admission.Operation) string {
@@ -427,8 +442,8 @@ type compiledValidation struct {
 	message *compiledExpr
 }
 
-func compileExpr(name, src string, want cel.PolicyResult) compiledExpr {
-	prg, err := cel.CompilePolicyExpression(src, want)
+func compileExpr(name, src string, want cel.PolicyResult, decls cel.PolicyDecls) compiledExpr {
+	prg, err := cel.CompilePolicyExpression(src, want, decls)
 	return compiledExpr{name: name, src: src, prg: prg, err: err}
 }
 
@@ -442,27 +457,29 @@ func (p *Plugin) compile(pol *v1beta1.ValidatingAdmissionPolicy) *compiledPolicy
 		return c
 	}
 	c = &compiledPolicy{resourceVersion: pol.ResourceVersion, vars: map[string]*cel.PolicyProgram{}, varErrs: map[string]error{}}
+	params := pol.Spec.ParamKind != nil
+	withAuthz, withoutAuthz := cel.PolicyDecls{Params: params, Authorizer: true}, cel.PolicyDecls{Params: params}
 	for _, m := range pol.Spec.MatchConditions {
-		c.matchConditions = append(c.matchConditions, compileExpr(m.Name, m.Expression, cel.PolicyBool))
+		c.matchConditions = append(c.matchConditions, compileExpr(m.Name, m.Expression, cel.PolicyBool, withAuthz))
 	}
 	for _, v := range pol.Spec.Variables {
 		c.varNames = append(c.varNames, v.Name)
-		if prg, err := cel.CompilePolicyExpression(v.Expression, cel.PolicyAny); err != nil {
+		if prg, err := cel.CompilePolicyExpression(v.Expression, cel.PolicyAny, withAuthz); err != nil {
 			c.varErrs[v.Name] = err
 		} else {
 			c.vars[v.Name] = prg
 		}
 	}
 	for _, v := range pol.Spec.Validations {
-		cv := compiledValidation{v: v, expr: compileExpr("", v.Expression, cel.PolicyBool)}
+		cv := compiledValidation{v: v, expr: compileExpr("", v.Expression, cel.PolicyBool, withAuthz)}
 		if strings.TrimSpace(v.MessageExpression) != "" {
-			m := compileExpr("", v.MessageExpression, cel.PolicyString)
+			m := compileExpr("", v.MessageExpression, cel.PolicyString, withoutAuthz)
 			cv.message = &m
 		}
 		c.validations = append(c.validations, cv)
 	}
 	for _, a := range pol.Spec.AuditAnnotations {
-		c.audits = append(c.audits, compileExpr(a.Key, a.ValueExpression, cel.PolicyStringOrNull))
+		c.audits = append(c.audits, compileExpr(a.Key, a.ValueExpression, cel.PolicyStringOrNull, withoutAuthz))
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -542,8 +559,13 @@ func (c *compiledPolicy) evaluate(ctx context.Context, in *input, param map[stri
 			return nil, nil
 		}
 	}
-	if len(matchErrs) > 0 {
-		return fail(errors.New(strings.Join(matchErrs, ", "))), nil
+	switch len(matchErrs) {
+	case 0:
+	case 1:
+		return fail(errors.New(matchErrs[0])), nil
+	default:
+		// as kube's aggregate of errors says them
+		return fail(errors.New("[" + strings.Join(matchErrs, ", ") + "]")), nil
 	}
 
 	ev = c.newEvaluation(ctx, in, param)
