@@ -182,7 +182,9 @@ func TestValidate_EvaluatesBindingsAsKube(t *testing.T) {
 				{Expression: "false", MessageExpression: "object.nope + ''", Message: "fallback"},
 			}
 		}),
-		binding:  binding(func(s *v1beta1.ValidatingAdmissionPolicyBindingSpec) { s.ValidationActions = []v1beta1.ValidationAction{v1beta1.Warn} }),
+		binding: binding(func(s *v1beta1.ValidatingAdmissionPolicyBindingSpec) {
+			s.ValidationActions = []v1beta1.ValidationAction{v1beta1.Warn}
+		}),
 		write:    cronJobWrite("a", "* * * * *", nil),
 		warnings: []string{"Validation failed for ValidatingAdmissionPolicy 'p' with binding 'b': name a", "Validation failed for ValidatingAdmissionPolicy 'p' with binding 'b': fallback"},
 	}, {
@@ -254,9 +256,12 @@ func TestValidate_EvaluatesBindingsAsKube(t *testing.T) {
 		}),
 		write: cronJobWrite("abc", "* * * * *", nil),
 	}, {
-		name:   "a binding that names no params gives null params",
-		policy: policy(func(s *v1beta1.ValidatingAdmissionPolicySpec) { withParams(s); s.Validations[0].Expression = "params == null" }),
-		write:  cronJobWrite("abc", "* * * * *", nil),
+		name: "a binding that names no params gives null params",
+		policy: policy(func(s *v1beta1.ValidatingAdmissionPolicySpec) {
+			withParams(s)
+			s.Validations[0].Expression = "params == null"
+		}),
+		write: cronJobWrite("abc", "* * * * *", nil),
 	}, {
 		name:   "Deny and Warn together",
 		policy: policy(validations("false")),
@@ -266,20 +271,25 @@ func TestValidate_EvaluatesBindingsAsKube(t *testing.T) {
 		write:    cronJobWrite("a", "* * * * *", nil),
 		warnings: []string{"Validation failed for ValidatingAdmissionPolicy 'p' with binding 'b': failed expression: false"},
 	}, {
-		name:   "the request, the namespace and the authorizer",
-		policy: policy(validations("request.userInfo.username == 'alice' && request.operation == 'CREATE' && request.options.kind == 'CreateOptions' && !has(request.subResource)", "namespaceObject.metadata.labels.team == 'x'", "authorizer.group('').resource('pods').check('create').allowed()", "!authorizer.requestResource.check('create').allowed()", "authorizer.serviceAccount('ns', 'sa').group('').resource('pods').check('create').allowed()")),
+		name:     "the request, the namespace and the authorizer",
+		policy:   policy(validations("request.userInfo.username == 'alice' && request.operation == 'CREATE' && request.options.kind == 'CreateOptions' && !has(request.subResource)", "namespaceObject.metadata.labels.team == 'x'", "authorizer.group('').resource('pods').check('create').allowed()", "!authorizer.requestResource.check('create').allowed()", "authorizer.serviceAccount('ns', 'sa').group('').resource('pods').check('create').allowed()")),
 		nsLabels: map[string]string{"team": "x"},
 		write:    cronJobWrite("a", "* * * * *", nil),
 	}, {
-		name:   "the per-call cost limit",
-		policy: policy(validations("[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, true))))))")),
-		write:  cronJobWrite("a", "* * * * *", nil),
-		wantErr: "expression '[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, true))))))' resulted in error: operation cancelled: actual cost limit exceeded",
+		name:     "the per-call cost limit",
+		policy:   policy(validations("[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, true))))))")),
+		write:    cronJobWrite("a", "* * * * *", nil),
+		wantErr:  "expression '[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, true))))))' resulted in error: operation cancelled: actual cost limit exceeded",
 		wantCode: 422,
 	}, {
 		name:   "other operations are not matched",
 		policy: policy(validations("false")),
-		write:  func() *admission.Attributes { a := cronJobWrite("a", "", nil); a.Operation = admission.Delete; a.OldObject, a.Object = a.Object, nil; return a }(),
+		write: func() *admission.Attributes {
+			a := cronJobWrite("a", "", nil)
+			a.Operation = admission.Delete
+			a.OldObject, a.Object = a.Object, nil
+			return a
+		}(),
 	}, {
 		name: "excluded resources are not matched",
 		policy: policy(func(s *v1beta1.ValidatingAdmissionPolicySpec) {
