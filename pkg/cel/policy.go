@@ -12,6 +12,9 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/interpreter"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/cronplane/cronplane/pkg/schema"
 )
 
 // The variables of a ValidatingAdmissionPolicy's expressions. At run
@@ -71,9 +74,9 @@ func policyEnvironment(d PolicyDecls) (*cel.Env, error) {
 		cel.Variable(objectVar, cel.DynType),
 		cel.Variable(oldObjectVar, cel.DynType),
 		cel.Variable(requestVar, cel.DynType),
-		cel.Variable(namespaceObjectVar, cel.DynType),
 		cel.Variable(variablesVar, cel.MapType(cel.StringType, cel.DynType)),
 	}
+	opts = append(opts, namespaceObjectDecl()...)
 	if d.Params {
 		opts = append(opts, cel.Variable(paramsVar, cel.DynType))
 	}
@@ -86,6 +89,26 @@ func policyEnvironment(d PolicyDecls) (*cel.Env, error) {
 	}
 	policyEnvs[d] = env
 	return env, nil
+}
+
+// namespaceObjectDecl declares namespaceObject as kube types it: a
+// Namespace (kubernetes.Namespace), so that its fields have their types.
+func namespaceObjectDecl() []cel.EnvOption {
+	st := schema.FromGoType(&corev1.Namespace{})
+	// all of metadata, not the name and generateName of a custom
+	// resource's root
+	dt := newDeclType(st, st.Resolve(st.Root), false)
+	if dt == nil {
+		return []cel.EnvOption{cel.Variable(namespaceObjectVar, cel.DynType)}
+	}
+	ts := &typeSet{objects: map[string]*objectDecl{}}
+	t := ts.celType(dt, "kubernetes.Namespace")
+	return []cel.EnvOption{
+		func(e *cel.Env) (*cel.Env, error) {
+			return cel.CustomTypeProvider(&provider{base: e.CELTypeProvider(), objects: ts.objects})(e)
+		},
+		cel.Variable(namespaceObjectVar, t),
+	}
 }
 
 // PolicyProgram is one compiled expression of a policy. It is safe for

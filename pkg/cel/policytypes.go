@@ -39,10 +39,10 @@ func NewPolicyTypeChecker(object, params *schema.Structural, hasParams bool) (*P
 		cel.Variable(objectVar, objType),
 		cel.Variable(oldObjectVar, objType),
 		cel.Variable(requestVar, cel.DynType),
-		cel.Variable(namespaceObjectVar, cel.DynType),
 		cel.Variable(authorizerVar, authorizerType),
 		cel.Variable(requestResourceVar, resourceCheckType),
 	}
+	opts = append(opts, namespaceObjectDecl()...)
 	if hasParams {
 		opts = append(opts, cel.Variable(paramsVar, paramsType))
 	}
