@@ -4,24 +4,38 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/cronplane/cronplane/pkg/apiserver"
 	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
+	"github.com/cronplane/cronplane/pkg/audit"
 )
 
 const vapPath = "/apis/admissionregistration.k8s.io/v1beta1/"
 
-func startWithPolicies(t *testing.T) *apiservertest.Server {
+// startWithPolicies starts a server that serves and enforces policies
+// and audits every request at Metadata to the file it returns.
+func startWithPolicies(t *testing.T) (*apiservertest.Server, string) {
 	t.Helper()
-	return apiservertest.Start(t, func(o *apiserver.Options) {
+	dir := t.TempDir()
+	policy, logPath := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "audit.log")
+	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := apiservertest.Start(t, func(o *apiserver.Options) {
 		if err := o.FeatureGates.Set("ValidatingAdmissionPolicy=true"); err != nil {
 			t.Fatal(err)
 		}
 		o.RuntimeConfig = map[string]string{"admissionregistration.k8s.io/v1beta1": "true"}
+		o.Audit = audit.Options{PolicyFile: policy, LogPath: logPath}
 	})
+	return s, logPath
 }
 
 const everyMinutePolicy = `{"apiVersion":"admissionregistration.k8s.io/v1beta1","kind":"ValidatingAdmissionPolicy",
@@ -39,10 +53,11 @@ func cronJobJSON(name, schedule string) string {
 
 // A binding with Deny refuses a CronJob the policy fails with kube's
 // Status (the first failed validation, its reason and code); with Warn
-// the write passes with kube's warning; a missing param under Deny
+// the write passes with kube's warning and, with Audit, the failure and
+// the policy's audit annotations are in the audit event; a missing param under Deny
 // fails the binding.
-func TestValidatingAdmissionPolicy_DeniesWarnsAndFailsOnMissingParams(t *testing.T) {
-	s := startWithPolicies(t)
+func TestValidatingAdmissionPolicy_DeniesWarnsAuditsAndFailsOnMissingParams(t *testing.T) {
+	s, auditLog := startWithPolicies(t)
 	tok := s.AdminToken
 	must := func(method, path, body string, want int) string {
 		t.Helper()
@@ -101,6 +116,14 @@ func TestValidatingAdmissionPolicy_DeniesWarnsAndFailsOnMissingParams(t *testing
 		resp, _ := request(t, s, "POST", cronjobs+"?dryRun=All", tok, cronJobJSON("longname", "*/5 * * * *"))
 		return resp.StatusCode == 201 && resp.Header.Get("Warning") == `299 - "Validation failed for ValidatingAdmissionPolicy 'p2' with binding 'b2': name too long: longname"`
 	})
+	ev := auditLines(t, auditLog, `"stage":"ResponseComplete".*"verb":"create".*validation_failure`)[0]
+	annotations, _ := ev["annotations"].(map[string]interface{})
+	if got := annotations["validation.policy.admission.k8s.io/validation_failure"]; got != `[{"expressionIndex":1,"message":"name too long: longname","policy":"p2","binding":"b2","validationActions":["Warn","Audit"]}]` {
+		t.Errorf("validation failure annotation %v", got)
+	}
+	if got := annotations["p2/sched"]; got != "schedule */5 * * * *" {
+		t.Errorf("policy annotation %v", got)
+	}
 
 	must("PATCH", vapPath+"validatingadmissionpolicybindings/b2", `{"spec":{"validationActions":["Deny"],"paramRef":{"name":"nosuch"}}}`, 200)
 	waitFor(t, func() bool {
@@ -139,7 +162,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // status reports the expressions that do not type-check against the
 // kinds it matches.
 func TestValidatingAdmissionPolicy_ValidatesAndTypeChecks(t *testing.T) {
-	s := startWithPolicies(t)
+	s, _ := startWithPolicies(t)
 	resp, out := request(t, s, "POST", vapPath+"validatingadmissionpolicybindings", s.AdminToken,
 		`{"apiVersion":"admissionregistration.k8s.io/v1beta1","kind":"ValidatingAdmissionPolicyBinding","metadata":{"name":"e6"},"spec":{"policyName":"Bad_Name","validationActions":["Deny","Warn"],"paramRef":{"parameterNotFoundAction":"Allow"}}}`)
 	for _, want := range []string{
@@ -167,5 +190,27 @@ func TestValidatingAdmissionPolicy_ValidatesAndTypeChecks(t *testing.T) {
 	want := `{"observedGeneration":1,"typeChecking":{"expressionWarnings":[{"fieldRef":"spec.validations[1].expression","warning":"batch/v1, Kind=CronJob: ERROR: \u003cinput\u003e:1:12: undefined field 'nosuch'\n | object.spec.nosuch == 1\n | ...........^\n"}]}}`
 	if string(got) != want {
 		t.Errorf("status:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// The policy APIs are off by default, as kube's newer beta APIs: served
+// only when a runtime-config key turns them on.
+func TestResolveRuntimeConfig_PoliciesAreServedOnlyWhenAsked(t *testing.T) {
+	available := []schema.GroupVersionResource{{Version: "v1", Resource: "namespaces"}, {Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "validatingadmissionpolicies"}}
+	for _, tc := range []struct {
+		config map[string]string
+		want   bool
+	}{
+		{nil, false},
+		{map[string]string{"api/beta": "true"}, true},
+		{map[string]string{"api/all": "true"}, true},
+		{map[string]string{"admissionregistration.k8s.io/v1beta1": "true"}, true},
+		{map[string]string{"admissionregistration.k8s.io/v1beta1/validatingadmissionpolicies": "true"}, true},
+		{map[string]string{"api/all": "true", "admissionregistration.k8s.io/v1beta1": "false"}, false},
+	} {
+		served, err := apiserver.ResolveRuntimeConfig(tc.config, available)
+		if err != nil || served[available[1]] != tc.want {
+			t.Errorf("%v: served %v (%v), want %v", tc.config, served[available[1]], err, tc.want)
+		}
 	}
 }
