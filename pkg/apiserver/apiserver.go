@@ -42,6 +42,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/admission/plugin/nodetaint"
 	"github.com/cronplane/cronplane/pkg/admission/plugin/priority"
 	saadmission "github.com/cronplane/cronplane/pkg/admission/plugin/serviceaccount"
+	"github.com/cronplane/cronplane/pkg/admission/plugin/validatingadmissionpolicy"
 	"github.com/cronplane/cronplane/pkg/apiextensions"
 	"github.com/cronplane/cronplane/pkg/apply"
 	"github.com/cronplane/cronplane/pkg/audit"
@@ -208,6 +209,9 @@ func New(ctx context.Context, c CompletedConfig) (s *Server, err error) {
 	serviceAlloc.ClusterIPs.Use(s.client)
 	serviceAlloc.NodePorts.Use(s.client)
 	resources = append(resources, services...)
+	if opts.FeatureGates.Enabled(featuregate.ValidatingAdmissionPolicy) {
+		resources = append(resources, admissionregistration.PolicyResources(policyTypeChecker(s.Registry))...)
+	}
 	if off := notServed(availableResources(), c.served); len(off) > 0 {
 		opts.Logger.Info("Not serving (--runtime-config)", "resources", off)
 	}
@@ -400,8 +404,9 @@ func resetFields(res *generic.Resource) map[string][]string {
 }
 
 // admissionChain is the admission chain, in order: the one place where
-// plugins are added.
-func (s *Server) admissionChain() admission.Chain {
+// plugins are added. authz answers the authorization checks of
+// admission policies.
+func (s *Server) admissionChain(authz authorizer.Authorizer) admission.Chain {
 	chain := admission.Chain{
 		namespacelifecycle.New(namespaceGetter{s.Registry}),
 		saadmission.New(serviceAccountGetter{s.Registry}),
@@ -410,9 +415,14 @@ func (s *Server) admissionChain() admission.Chain {
 		priority.Plugin{},
 		nodetaint.Plugin{},
 	}
-	// Webhooks mutate after the built-in plugins and validate with them.
+	// As in kube: mutating webhooks after the built-in plugins, then
+	// validating admission policies, then validating webhooks.
 	mutating, validating := s.webhookPlugins()
-	chain = append(chain, mutating, validating)
+	chain = append(chain, mutating)
+	if s.opts.FeatureGates.Enabled(featuregate.ValidatingAdmissionPolicy) {
+		chain = append(chain, validatingadmissionpolicy.New(policySource{s.Registry}, authz))
+	}
+	chain = append(chain, validating)
 	return append(chain, s.opts.Admission.Plugins...)
 }
 
@@ -567,7 +577,7 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 	if s.opts.RequestMetrics {
 		requestMetrics = instrumentation.New(s.Metrics, s.Registry.Serves)
 	}
-	resources := &handlers.Handler{Registry: s.Registry, Admission: s.admissionChain(), MinRequestTimeout: s.opts.Serving.MinRequestTimeout, FeatureGates: s.opts.FeatureGates, Authorizer: authz, Metrics: requestMetrics}
+	resources := &handlers.Handler{Registry: s.Registry, Admission: s.admissionChain(authz), MinRequestTimeout: s.opts.Serving.MinRequestTimeout, FeatureGates: s.opts.FeatureGates, Authorizer: authz, Metrics: requestMetrics}
 	disc := &discovery.Handler{Registry: s.Registry}
 	// Paths are taken as sent: an unclean path is not redirected (a client
 	// following the redirect could turn DELETE .../cronjobs/. into a

@@ -16,6 +16,7 @@ import (
 	"github.com/cronplane/cronplane/pkg/featuregate"
 	"github.com/cronplane/cronplane/pkg/kubernetesservice"
 	"github.com/cronplane/cronplane/pkg/metrics"
+	"github.com/cronplane/cronplane/pkg/registry/admissionregistration"
 	"github.com/cronplane/cronplane/pkg/registry/core"
 	rbacregistry "github.com/cronplane/cronplane/pkg/registry/rbac"
 )
@@ -138,6 +139,7 @@ func (o Options) Complete() (CompletedConfig, error) {
 func availableResources() []schema.GroupVersionResource {
 	resources := append(builtinResources(&rbacregistry.Escalation{}, false, nil), core.ServiceAccountResource(&core.TokenRequests{}),
 		core.ServiceResource(&core.ServiceAllocators{}), core.EndpointsResource())
+	resources = append(resources, admissionregistration.PolicyResources(nil)...)
 	gvrs := make([]schema.GroupVersionResource, len(resources))
 	for i, res := range resources {
 		gvrs[i] = res.GroupVersionResource()

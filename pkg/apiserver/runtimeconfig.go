@@ -24,23 +24,31 @@ var maturityKeys = []struct {
 
 var coreV1 = schema.GroupVersion{Version: "v1"}
 
+// offByDefault are the group versions served only when a key turns
+// them on (api/all, api/beta or their own), as kube v1.29 has beta APIs
+// newer than v1.24.
+var offByDefault = map[schema.GroupVersion]bool{
+	{Group: "admissionregistration.k8s.io", Version: "v1beta1"}: true,
+}
+
 // namespaces must always be served: the server creates the built-in
 // namespaces at start and admits every namespaced write against them.
 var namespaces = coreV1.WithResource("namespaces")
 
 // ResolveRuntimeConfig returns which of the available resources are served
 // under runtimeConfig, the --runtime-config map (kube-apiserver v1.29
-// semantics). Everything available is served unless a key says otherwise;
-// keys apply from broadest to narrowest whatever their order on the command
-// line: api/all, then api/ga, api/beta and api/alpha, then group versions,
-// then single resources. The core group version is written api/v1, v1 or
+// semantics). Everything available is served unless a key says otherwise
+// (offByDefault only when one says so); keys apply from broadest to
+// narrowest whatever their order on the command line: api/all, then
+// api/ga, api/beta and api/alpha, then group versions, then single
+// resources. The core group version is written api/v1, v1 or
 // api/legacy, its resources api/v1/<resource> or v1/<resource>. A value
 // other than true, false or empty (true), a key naming something not
 // available, or leaving namespaces unserved is an error.
 func ResolveRuntimeConfig(runtimeConfig map[string]string, available []schema.GroupVersionResource) (map[schema.GroupVersionResource]bool, error) {
 	gvServed := map[schema.GroupVersion]bool{}
 	for _, gvr := range available {
-		gvServed[gvr.GroupVersion()] = true
+		gvServed[gvr.GroupVersion()] = !offByDefault[gvr.GroupVersion()]
 	}
 	known := func(gvr schema.GroupVersionResource) bool {
 		for _, a := range available {
@@ -165,14 +173,17 @@ func parseRuntimeConfigKey(key string) (schema.GroupVersionResource, error) {
 }
 
 // notServed lists, for the start log, the group versions of which nothing
-// is served, then the single resources left out of group versions that are
-// served.
+// is served (those off by default left out), then the single resources
+// left out of group versions that are served.
 func notServed(available []schema.GroupVersionResource, served map[schema.GroupVersionResource]bool) []string {
 	var order []schema.GroupVersion
 	off := map[schema.GroupVersion][]string{}
 	total := map[schema.GroupVersion]int{}
 	for _, gvr := range available {
 		gv := gvr.GroupVersion()
+		if offByDefault[gv] {
+			continue
+		}
 		if total[gv] == 0 {
 			order = append(order, gv)
 		}

@@ -493,7 +493,7 @@ func quantityLibrary() cel.EnvOption {
 // The authorizer's types. A custom resource's rules have no authorizer
 // variable, but kube declares its functions in every environment, which
 // shows in the type checker's messages ("found no matching overload for
-// 'check' ...").
+// 'check' ..."); admission policies have one (authz.go).
 var (
 	authorizerType    = cel.ObjectType("kubernetes.authorization.Authorizer")
 	pathCheckType     = cel.ObjectType("kubernetes.authorization.PathCheck")
@@ -503,11 +503,15 @@ var (
 )
 
 func authzLibrary() cel.EnvOption {
-	// No value of these types can exist in a rule; the bindings are
-	// never reached.
-	unreachable := func(args ...ref.Val) ref.Val { return types.NewErr("no authorizer available") }
 	member := func(id string, args []*cel.Type, result *cel.Type) cel.FunctionOpt {
-		return cel.MemberOverload(id, args, result, cel.FunctionBinding(unreachable))
+		if len(args) == 3 {
+			return cel.MemberOverload(id, args, result, cel.FunctionBinding(authzFunctions[id]))
+		}
+		bind := authzFunctions[id]
+		if len(args) == 1 {
+			return cel.MemberOverload(id, args, result, cel.UnaryBinding(func(v ref.Val) ref.Val { return bind(v) }))
+		}
+		return cel.MemberOverload(id, args, result, cel.BinaryBinding(func(a, b ref.Val) ref.Val { return bind(a, b) }))
 	}
 	str := cel.StringType
 	return cel.Lib(&library{name: "k8s.authz", funcs: []cel.EnvOption{

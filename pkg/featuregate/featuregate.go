@@ -44,14 +44,19 @@ const (
 	// the validation errors of values they leave unchanged, and
 	// validation rules may set optionalOldSelf.
 	CRDValidationRatcheting = "CRDValidationRatcheting"
+	// ValidatingAdmissionPolicy: admissionregistration.k8s.io/v1beta1
+	// policies and bindings are served (if --runtime-config enables
+	// them) and enforced.
+	ValidatingAdmissionPolicy = "ValidatingAdmissionPolicy"
 )
 
 // Known are the gates and their specs, as kube v1.29 has them.
 var Known = map[string]Spec{
-	WatchList:               {Default: false, Stage: Alpha},
-	APIResponseCompression:  {Default: true, Stage: Beta},
-	ServiceAccountTokenJTI:  {Default: false, Stage: Alpha},
-	CRDValidationRatcheting: {Default: false, Stage: Alpha},
+	WatchList:                 {Default: false, Stage: Alpha},
+	APIResponseCompression:    {Default: true, Stage: Beta},
+	ServiceAccountTokenJTI:    {Default: false, Stage: Alpha},
+	CRDValidationRatcheting:   {Default: false, Stage: Alpha},
+	ValidatingAdmissionPolicy: {Default: false, Stage: Beta},
 	// GA: always on, accepted so that kube's command lines work.
 	"APIListChunking":           {Default: true, Stage: GA, LockToDefault: true},
 	"EfficientWatchResumption":  {Default: true, Stage: GA, LockToDefault: true},

@@ -315,7 +315,7 @@ func validateHook(h hook, p *field.Path, requireNoSideEffects bool) field.ErrorL
 	default:
 		errs = append(errs, validateService(p.Child("clientConfig", "service"), cc.Service)...)
 	}
-	return append(errs, validateMatchConditions(h.matchConditions, p.Child("matchConditions"))...)
+	return append(errs, validateWebhookMatchConditions(h.matchConditions, p.Child("matchConditions"))...)
 }
 
 func contains(list []string, s string) bool {
@@ -348,12 +348,6 @@ func validateReviewVersions(versions []string, requireAccepted bool, p *field.Pa
 	}
 	return errs
 }
-
-// OperationType is named as kube's internal type is, so that an invalid
-// list of operations prints in its messages as kube prints it.
-type OperationType string
-
-var supportedOperations = []string{"*", "CONNECT", "CREATE", "DELETE", "UPDATE"}
 
 func validateRule(r *admissionregistrationv1.RuleWithOperations, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
@@ -396,50 +390,6 @@ func validateRule(r *admissionregistrationv1.RuleWithOperations, p *field.Path) 
 	errs = append(errs, validateResources(r.Resources, p.Child("resources"))...)
 	if s := r.Scope; s != nil && *s != admissionregistrationv1.ClusterScope && *s != admissionregistrationv1.NamespacedScope && *s != admissionregistrationv1.AllScopes {
 		errs = append(errs, field.NotSupported(p.Child("scope"), *s, []string{"*", "Cluster", "Namespaced"}))
-	}
-	return errs
-}
-
-// validateResources checks resource[/subresource] entries and their
-// wildcards as kube does.
-func validateResources(resources []string, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if len(resources) == 0 {
-		errs = append(errs, field.Required(p, ""))
-	}
-	wildSub, wildRes := map[string]bool{}, map[string]bool{}
-	doubleWild, singleWild, plain := false, false, false
-	for i, rs := range resources {
-		if rs == "" {
-			errs = append(errs, field.Required(p.Index(i), ""))
-			continue
-		}
-		doubleWild = doubleWild || rs == "*/*"
-		singleWild = singleWild || rs == "*"
-		res, sub, ok := strings.Cut(rs, "/")
-		if !ok {
-			// As kube, the last entry without a subresource decides.
-			plain = rs != "*"
-			continue
-		}
-		if wildSub[res] {
-			errs = append(errs, field.Invalid(p.Index(i), rs, fmt.Sprintf("if '%s/*' is present, must not specify %s", res, rs)))
-		}
-		if wildRes[sub] {
-			errs = append(errs, field.Invalid(p.Index(i), rs, fmt.Sprintf("if '*/%s' is present, must not specify %s", sub, rs)))
-		}
-		if sub == "*" {
-			wildSub[res] = true
-		}
-		if res == "*" {
-			wildRes[sub] = true
-		}
-	}
-	if len(resources) > 1 && doubleWild {
-		errs = append(errs, field.Invalid(p, resources, "if '*/*' is present, must not specify other resources"))
-	}
-	if singleWild && plain {
-		errs = append(errs, field.Invalid(p, resources, "if '*' is present, must not specify other resources without subresources"))
 	}
 	return errs
 }
@@ -509,7 +459,7 @@ func validateService(p *field.Path, s *admissionregistrationv1.ServiceReference)
 	return errs
 }
 
-func validateMatchConditions(conds []admissionregistrationv1.MatchCondition, p *field.Path) field.ErrorList {
+func validateWebhookMatchConditions(conds []admissionregistrationv1.MatchCondition, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(conds) > 64 {
 		errs = append(errs, field.TooMany(p, len(conds), 64))
