@@ -21,7 +21,7 @@ import (
 // others do not apply (README, Health).
 func TestHealth_EndpointsListKubesChecks(t *testing.T) {
 	hooks := "[+]poststarthook/start-apiextensions-informers ok\n[+]poststarthook/start-apiextensions-controllers ok\n[+]poststarthook/crd-informer-synced ok\n" +
-		"[+]poststarthook/rbac/bootstrap-roles ok\n[+]poststarthook/start-system-namespaces-controller ok\n[+]poststarthook/bootstrap-controller ok\n"
+		"[+]poststarthook/rbac/bootstrap-roles ok\n[+]poststarthook/priority-and-fairness-config-producer ok\n[+]poststarthook/start-system-namespaces-controller ok\n[+]poststarthook/bootstrap-controller ok\n"
 	for _, tc := range []struct{ path, body string }{
 		{"/readyz?verbose", "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]informer-sync ok\n" +
 			hooks + "[+]shutdown ok\nreadyz check passed\n"},
