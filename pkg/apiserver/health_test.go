@@ -236,7 +236,7 @@ func TestHealth_WithoutEtcd(t *testing.T) {
 	if code, body := getPath(t, c, s, "/livez", ""); code != 500 || !strings.Contains(body, "[-]etcd failed: reason withheld\n") || !strings.HasSuffix(body, "livez check failed\n") {
 		t.Fatalf("livez without etcd: %d\n%s", code, body)
 	}
-	if code, body := getPath(t, c, s, "/livez?exclude=etcd&exclude=poststarthook/start-system-namespaces-controller&exclude=poststarthook/bootstrap-controller&exclude=poststarthook/crd-informer-synced", ""); code != 200 || body != "ok" {
+	if code, body := getPath(t, c, s, "/livez?exclude=etcd&exclude=poststarthook/priority-and-fairness-config-producer&exclude=poststarthook/start-system-namespaces-controller&exclude=poststarthook/bootstrap-controller&exclude=poststarthook/crd-informer-synced", ""); code != 200 || body != "ok" {
 		t.Fatalf("livez without the etcd checks: %d\n%s", code, body)
 	}
 	if code, body := getPath(t, c, s, "/readyz/informer-sync", s.AdminToken); code != 500 || !strings.Contains(body, "watch caches not synced yet") {
