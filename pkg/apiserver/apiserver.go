@@ -246,13 +246,13 @@ func New(ctx context.Context, c CompletedConfig) (s *Server, err error) {
 		}
 	}
 	// After the RBAC hook (if any), in kube's order.
+	if err := s.addFlowControlBootstrap(); err != nil {
+		return nil, err
+	}
 	if err := s.AddPostStartHook("start-system-namespaces-controller", s.bootstrapNamespaces(metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease)); err != nil {
 		return nil, err
 	}
 	if err := s.AddPostStartHook("bootstrap-controller", s.startKubernetesService(serviceAlloc)); err != nil {
-		return nil, err
-	}
-	if err := s.addFlowControlBootstrap(); err != nil {
 		return nil, err
 	}
 	for _, e := range append(authorization.Entries(authz, rules), authentication.Entries(tokenAuth, serviceAccounts.audiences)...) {

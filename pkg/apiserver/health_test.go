@@ -21,7 +21,7 @@ import (
 // others do not apply (README, Health).
 func TestHealth_EndpointsListKubesChecks(t *testing.T) {
 	hooks := "[+]poststarthook/start-apiextensions-informers ok\n[+]poststarthook/start-apiextensions-controllers ok\n[+]poststarthook/crd-informer-synced ok\n" +
-		"[+]poststarthook/rbac/bootstrap-roles ok\n[+]poststarthook/start-system-namespaces-controller ok\n[+]poststarthook/bootstrap-controller ok\n"
+		"[+]poststarthook/rbac/bootstrap-roles ok\n[+]poststarthook/priority-and-fairness-config-producer ok\n[+]poststarthook/start-system-namespaces-controller ok\n[+]poststarthook/bootstrap-controller ok\n"
 	for _, tc := range []struct{ path, body string }{
 		{"/readyz?verbose", "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]informer-sync ok\n" +
 			hooks + "[+]shutdown ok\nreadyz check passed\n"},
@@ -236,7 +236,7 @@ func TestHealth_WithoutEtcd(t *testing.T) {
 	if code, body := getPath(t, c, s, "/livez", ""); code != 500 || !strings.Contains(body, "[-]etcd failed: reason withheld\n") || !strings.HasSuffix(body, "livez check failed\n") {
 		t.Fatalf("livez without etcd: %d\n%s", code, body)
 	}
-	if code, body := getPath(t, c, s, "/livez?exclude=etcd&exclude=poststarthook/start-system-namespaces-controller&exclude=poststarthook/bootstrap-controller&exclude=poststarthook/crd-informer-synced", ""); code != 200 || body != "ok" {
+	if code, body := getPath(t, c, s, "/livez?exclude=etcd&exclude=poststarthook/priority-and-fairness-config-producer&exclude=poststarthook/start-system-namespaces-controller&exclude=poststarthook/bootstrap-controller&exclude=poststarthook/crd-informer-synced", ""); code != 200 || body != "ok" {
 		t.Fatalf("livez without the etcd checks: %d\n%s", code, body)
 	}
 	if code, body := getPath(t, c, s, "/readyz/informer-sync", s.AdminToken); code != 500 || !strings.Contains(body, "watch caches not synced yet") {

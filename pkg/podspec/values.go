@@ -11,8 +11,9 @@ import (
 // internalPackages are the names kube's internal types of an API
 // package go by in Go syntax, where the versioned types say "v1".
 var internalPackages = map[string]string{
-	"k8s.io/api/core/v1":  "core",
-	"k8s.io/api/batch/v1": "batch",
+	"k8s.io/api/core/v1":        "core",
+	"k8s.io/api/batch/v1":       "batch",
+	"k8s.io/api/flowcontrol/v1": "flowcontrol",
 }
 
 // InternalValue shows a value in a field error as kube does: kube

@@ -70,7 +70,7 @@ func flowSchemaV1Resource() *generic.Resource {
 			New:              newFunc,
 			NewList:          func() runtime.Object { return &flowcontrolv1.FlowSchemaList{} },
 			Default:          defaultFlowSchemaV1,
-			Table:            flowSchemaTable(func(obj runtime.Object) *flowcontrolv1.FlowSchema { return obj.(*flowcontrolv1.FlowSchema) }),
+			Table:            flowSchemaTable(mustV1FlowSchema),
 		},
 		Codec:        codec.Protobuf(flowSchemaV1, newFunc),
 		Strategy:     flowSchemaStrategy{toV1: asV1FlowSchema},
@@ -100,7 +100,7 @@ func levelV1Resource() *generic.Resource {
 			New:              newFunc,
 			NewList:          func() runtime.Object { return &flowcontrolv1.PriorityLevelConfigurationList{} },
 			Default:          defaultLevelV1,
-			Table:            levelTable(func(obj runtime.Object) *flowcontrolv1.PriorityLevelConfiguration { return obj.(*flowcontrolv1.PriorityLevelConfiguration) }),
+			Table:            levelTable(mustV1Level),
 		},
 		Codec:        codec.Protobuf(levelV1, newFunc),
 		Strategy:     levelStrategy{toV1: asV1Level},
@@ -217,8 +217,8 @@ func asV1Level(obj runtime.Object) (*flowcontrolv1.PriorityLevelConfiguration, e
 	return out, nil
 }
 
-// mustV1FlowSchema is asV1FlowSchema for Tables, whose objects came out of
-// storage and so convert.
+// mustV1FlowSchema is asV1FlowSchema for Tables, whose objects of either
+// version came out of storage and so convert.
 func mustV1FlowSchema(obj runtime.Object) *flowcontrolv1.FlowSchema {
 	fs, err := asV1FlowSchema(obj)
 	if err != nil {

@@ -3,7 +3,6 @@ package flowcontrol
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/cronplane/cronplane/pkg/flowcontrol/bootstrap"
+	"github.com/cronplane/cronplane/pkg/podspec"
 )
 
 // The values kube accepts, sorted as its messages list them.
@@ -31,20 +31,6 @@ const (
 	maxHashBits = 60
 	nsErrIntro  = "each member of this list must be '*' or a DNS-1123 label; "
 )
-
-// goSyntax is a bad value that an error message shows as it is.
-type goSyntax string
-
-func (g goSyntax) String() string { return string(g) }
-
-// v1TypeName matches the package qualifier of a v1 type in Go syntax.
-var v1TypeName = regexp.MustCompile(`\bv1\.([A-Z])`)
-
-// asInternal shows a spec as kube's messages do: Go syntax of its
-// internal type, which has the fields of v1.
-func asInternal(spec any) goSyntax {
-	return goSyntax(v1TypeName.ReplaceAllString(fmt.Sprintf("%#v", spec), "flowcontrol.$1"))
-}
 
 func hasWildcard(list []string) bool { return slices.Contains(list, "*") }
 
@@ -74,7 +60,7 @@ func validateFlowSchema(fs *flowcontrolv1.FlowSchema) field.ErrorList {
 	specPath := field.NewPath("spec")
 	errs := validateFlowSchemaSpec(fs.Name, &fs.Spec, specPath)
 	if mand := mandatoryFlowSchema(fs.Name); mand != nil && !equality.Semantic.DeepEqual(fs.Spec, mand.Spec) {
-		errs = append(errs, field.Invalid(specPath, asInternal(fs.Spec), fmt.Sprintf("spec of '%s' must equal the fixed value", fs.Name)))
+		errs = append(errs, field.Invalid(specPath, podspec.InternalValue(fs.Spec), fmt.Sprintf("spec of '%s' must equal the fixed value", fs.Name)))
 	}
 	return append(errs, validateFlowSchemaStatus(&fs.Status)...)
 }
@@ -92,9 +78,8 @@ func validateFlowSchemaSpec(name string, spec *flowcontrolv1.FlowSchemaSpec, pat
 		errs = append(errs, field.Invalid(precedence, spec.MatchingPrecedence, "only the schema named 'exempt' may have matchingPrecedence 1"))
 	}
 	if d := spec.DistinguisherMethod; d != nil && !slices.Contains(distinguishers, string(d.Type)) {
-		// kube reports the whole method, as Go syntax of its internal type.
-		errs = append(errs, field.NotSupported(path.Child("distinguisherMethod", "type"),
-			goSyntax(fmt.Sprintf("flowcontrol.FlowDistinguisherMethod{Type:%q}", d.Type)), distinguishers))
+		// kube reports the whole method, not its type.
+		errs = append(errs, field.NotSupported(path.Child("distinguisherMethod", "type"), podspec.InternalValue(d), distinguishers))
 	}
 	level := path.Child("priorityLevelConfiguration", "name")
 	if n := spec.PriorityLevelConfiguration.Name; n != "" {
@@ -322,7 +307,7 @@ func validateLevel(pl *flowcontrolv1.PriorityLevelConfiguration, allowZeroShares
 			msg = "spec of '%s' except the 'spec.exempt' field must equal the fixed value"
 		}
 		if !equality.Semantic.DeepEqual(*have, mand.Spec) {
-			errs = append(errs, field.Invalid(specPath, asInternal(pl.Spec), fmt.Sprintf(msg, pl.Name)))
+			errs = append(errs, field.Invalid(specPath, podspec.InternalValue(pl.Spec), fmt.Sprintf(msg, pl.Name)))
 		}
 	}
 	return append(errs, validateLevelStatus(&pl.Status)...)
