@@ -19,7 +19,10 @@ import (
 	"github.com/cronplane/cronplane/pkg/flowcontrol/bootstrap"
 )
 
-const apfProducer = "api-priority-and-fairness-config-producer-v1"
+const (
+	apfProducer = "api-priority-and-fairness-config-producer-v1"
+	apfConsumer = "api-priority-and-fairness-config-consumer-v1"
+)
 
 // A server that has just become ready holds kube's bootstrap FlowSchemas
 // and priority levels, written by kube's field manager.
@@ -35,7 +38,17 @@ func TestFlowControlBootstrap_FreshServerHasKubeConfiguration(t *testing.T) {
 		if !equality.Semantic.DeepEqual(got.Spec, want.Spec) || got.Annotations[flowcontrolv1.AutoUpdateAnnotationKey] != "true" {
 			t.Errorf("FlowSchema %s: %+v %v", want.Name, got.Spec, got.Annotations)
 		}
-		if len(got.ManagedFields) != 1 || got.ManagedFields[0].Manager != apfProducer {
+		// The producer writes the spec; the consumer may have written the
+		// Dangling condition already.
+		producer := false
+		for _, m := range got.ManagedFields {
+			producer = producer || m.Manager == apfProducer
+			if m.Manager != apfProducer && (m.Manager != apfConsumer || m.Subresource != "status") {
+				producer = false
+				break
+			}
+		}
+		if !producer {
 			t.Errorf("FlowSchema %s managed by %+v", want.Name, got.ManagedFields)
 		}
 	}
@@ -208,5 +221,71 @@ func TestFlowControlBootstrap_RestartRestoresConfiguration(t *testing.T) {
 	}
 	if _, err := c.PriorityLevelConfigurations().Get(rctx, "retired", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("retired level: %v, want it deleted", err)
+	}
+}
+
+// A FlowSchema's Dangling condition says, in kube's words, whether the
+// priority level it names exists, and follows the level's creation.
+func TestFlowControl_DanglingConditionFollowsTheLevel(t *testing.T) {
+	c := srv.Client.FlowcontrolV1()
+	fs := &flowcontrolv1.FlowSchema{
+		ObjectMeta: metav1.ObjectMeta{Name: "dangling-test"},
+		Spec: flowcontrolv1.FlowSchemaSpec{
+			PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "dangling-level"},
+			MatchingPrecedence:         5000,
+		},
+	}
+	if _, err := c.FlowSchemas().Create(ctx(t), fs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.FlowSchemas().Delete(context.Background(), fs.Name, metav1.DeleteOptions{}) })
+	waitDangling(t, fs.Name, flowcontrolv1.ConditionTrue, "NotFound",
+		`This FlowSchema references the PriorityLevelConfiguration object named "dangling-level" but there is no such object`)
+
+	pl := &flowcontrolv1.PriorityLevelConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "dangling-level"},
+		Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
+			Type: flowcontrolv1.PriorityLevelEnablementLimited,
+			Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{
+				LimitResponse: flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeReject},
+			},
+		},
+	}
+	if _, err := c.PriorityLevelConfigurations().Create(ctx(t), pl, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.PriorityLevelConfigurations().Delete(context.Background(), pl.Name, metav1.DeleteOptions{})
+	})
+	got := waitDangling(t, fs.Name, flowcontrolv1.ConditionFalse, "Found",
+		`This FlowSchema references the PriorityLevelConfiguration object named "dangling-level" and it exists`)
+	consumer := 0
+	for _, m := range got.ManagedFields {
+		if m.Manager == apfConsumer && m.Subresource == "status" {
+			consumer++
+		}
+	}
+	if len(got.ManagedFields) != 2 || consumer != 1 {
+		t.Errorf("managedFields: %+v", got.ManagedFields)
+	}
+}
+
+func waitDangling(t *testing.T, name string, status flowcontrolv1.ConditionStatus, reason, message string) *flowcontrolv1.FlowSchema {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, err := srv.Client.FlowcontrolV1().FlowSchemas().Get(ctx(t), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == flowcontrolv1.FlowSchemaConditionDangling && c.Status == status && c.Reason == reason && c.Message == message {
+				return got
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("FlowSchema %s conditions: %+v", name, got.Status.Conditions)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

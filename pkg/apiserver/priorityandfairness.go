@@ -3,16 +3,20 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"sync"
 
 	"github.com/gorilla/mux"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/endpoints/filters"
 	"github.com/cronplane/cronplane/pkg/flowcontrol"
@@ -63,11 +67,14 @@ func (s *Server) startPriorityAndFairness() {
 	fs, fsOK := s.storage.store(flowSchemasGVR)
 	pl, plOK := s.storage.store(levelsGVR)
 	if fsOK && plOK {
+		dangling := newDanglingConditions(systemClient{s.Registry})
+		go dangling.run(s.background)
 		src = &storedConfig{
 			run: func(ctx context.Context, prefixOf *generic.Store, h informer.Handler) {
 				informer.Run(ctx, prefixOf.Storage, generic.StoragePrefix(s.opts.EtcdPrefix, prefixOf.Resource), h, nil)
 			},
 			flowSchemas: fs, priorityLevels: pl,
+			dangling: dangling,
 		}
 	}
 	go s.life.apf.Controller.Run(s.background, src)
@@ -95,6 +102,7 @@ func (bootstrapConfig) Run(ctx context.Context, set func([]*flowcontrolv1.FlowSc
 type storedConfig struct {
 	run                         func(context.Context, *generic.Store, informer.Handler)
 	flowSchemas, priorityLevels *generic.Store
+	dangling                    *danglingConditions
 
 	mu  sync.Mutex
 	set func([]*flowcontrolv1.FlowSchema, []*flowcontrolv1.PriorityLevelConfiguration)
@@ -122,6 +130,7 @@ func (c *storedConfig) publishLocked() {
 	}
 	sort.Slice(pls, func(i, j int) bool { return pls[i].Name < pls[j].Name })
 	c.set(fss, pls)
+	c.dangling.check(fss, pls)
 }
 
 // configHandler keeps one kind of the stored configuration, as v1
@@ -207,4 +216,123 @@ func (s *Server) installPriorityAndFairnessDebug(r *mux.Router) {
 			_ = dump(w, r)
 		}))
 	}
+}
+
+// apfConsumerManager is the field manager of kube's config-consumer
+// controller, which writes the Dangling conditions.
+const apfConsumerManager = "api-priority-and-fairness-config-consumer-v1"
+
+// danglingConditions keeps each FlowSchema's Dangling condition as kube's
+// config-consumer controller does: False while the priority level it names
+// exists, True otherwise. Writes go through a queue of names, so the watch
+// handlers never wait on storage.
+type danglingConditions struct {
+	client systemClient
+	wake   chan struct{}
+
+	mu      sync.Mutex
+	pending map[string]bool
+	levels  map[string]bool
+}
+
+func newDanglingConditions(c systemClient) *danglingConditions {
+	return &danglingConditions{client: c, wake: make(chan struct{}, 1), pending: map[string]bool{}, levels: map[string]bool{}}
+}
+
+// check queues the FlowSchemas whose condition is not what the levels
+// make it.
+func (d *danglingConditions) check(fss []*flowcontrolv1.FlowSchema, pls []*flowcontrolv1.PriorityLevelConfiguration) {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	clear(d.levels)
+	for _, pl := range pls {
+		d.levels[pl.Name] = true
+	}
+	queued := false
+	for _, fs := range fss {
+		if want := d.conditionLocked(fs); !hasCondition(fs, want) {
+			d.pending[fs.Name] = true
+			queued = true
+		}
+	}
+	if queued {
+		select {
+		case d.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// conditionLocked is the Dangling condition fs should carry, in kube's
+// words.
+func (d *danglingConditions) conditionLocked(fs *flowcontrolv1.FlowSchema) flowcontrolv1.FlowSchemaCondition {
+	name := fs.Spec.PriorityLevelConfiguration.Name
+	if d.levels[name] {
+		return flowcontrolv1.FlowSchemaCondition{Type: flowcontrolv1.FlowSchemaConditionDangling, Status: flowcontrolv1.ConditionFalse, Reason: "Found",
+			Message: fmt.Sprintf("This FlowSchema references the PriorityLevelConfiguration object named %q and it exists", name)}
+	}
+	return flowcontrolv1.FlowSchemaCondition{Type: flowcontrolv1.FlowSchemaConditionDangling, Status: flowcontrolv1.ConditionTrue, Reason: "NotFound",
+		Message: fmt.Sprintf("This FlowSchema references the PriorityLevelConfiguration object named %q but there is no such object", name)}
+}
+
+func hasCondition(fs *flowcontrolv1.FlowSchema, want flowcontrolv1.FlowSchemaCondition) bool {
+	for _, c := range fs.Status.Conditions {
+		if c.Type == want.Type {
+			return c.Status == want.Status && c.Reason == want.Reason && c.Message == want.Message
+		}
+	}
+	return false
+}
+
+// run writes the queued conditions until ctx ends. A write that loses to
+// another writer is dropped: the watch brings the object back to check.
+func (d *danglingConditions) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.wake:
+		}
+		d.mu.Lock()
+		names := make([]string, 0, len(d.pending))
+		for n := range d.pending {
+			names = append(names, n)
+		}
+		clear(d.pending)
+		d.mu.Unlock()
+		for _, n := range names {
+			if err := d.write(ctx, n); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+				klog.FromContext(ctx).Error(err, "Writing the Dangling condition", "flowSchema", n)
+			}
+		}
+	}
+}
+
+func (d *danglingConditions) write(ctx context.Context, name string) error {
+	obj, err := d.client.get(ctx, flowSchemasGVR, "", name)
+	if err != nil {
+		return err
+	}
+	fs, ok := obj.(*flowcontrolv1.FlowSchema)
+	if !ok {
+		return fmt.Errorf("flowschema %s read as %T", name, obj)
+	}
+	d.mu.Lock()
+	want := d.conditionLocked(fs)
+	d.mu.Unlock()
+	if hasCondition(fs, want) {
+		return nil
+	}
+	want.LastTransitionTime = metav1.Now()
+	conds := fs.Status.Conditions[:0]
+	for _, c := range fs.Status.Conditions {
+		if c.Type != want.Type {
+			conds = append(conds, c)
+		}
+	}
+	fs.Status.Conditions = append(conds, want)
+	return d.client.updateSubresourceAs(ctx, flowSchemasGVR, "status", "", fs, apfConsumerManager)
 }

@@ -91,13 +91,23 @@ func (c systemClient) update(ctx context.Context, gvr schema.GroupVersionResourc
 
 // updateAs is update with the fields written managed by manager.
 func (c systemClient) updateAs(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj runtime.Object, manager string) error {
+	return c.updateSubresourceAs(ctx, gvr, "", namespace, obj, manager)
+}
+
+// updateSubresourceAs is updateAs through a subresource ("" for the
+// resource itself), such as status.
+func (c systemClient) updateSubresourceAs(ctx context.Context, gvr schema.GroupVersionResource, subresource, namespace string, obj runtime.Object, manager string) error {
 	e, err := c.entry(gvr)
 	if err != nil {
 		return err
 	}
-	u, ok := e.Storage.(rest.Updater)
+	storage := e.Storage
+	if subresource != "" {
+		storage = e.Subresources[subresource]
+	}
+	u, ok := storage.(rest.Updater)
 	if !ok {
-		return fmt.Errorf("%s cannot be updated", gvr)
+		return fmt.Errorf("%s %s cannot be updated", gvr, subresource)
 	}
 	e.Defaults(obj)
 	m, err := meta.Accessor(obj)
@@ -105,7 +115,7 @@ func (c systemClient) updateAs(ctx context.Context, gvr schema.GroupVersionResou
 		return err
 	}
 	name := m.GetName()
-	info := systemUpdate{fields: e.Fields, obj: obj, manager: manager}
+	info := systemUpdate{fields: e.Fields, obj: obj, manager: manager, subresource: subresource}
 	_, _, err = u.Update(systemContext(ctx), namespace, name, info, nil, nil, false, &metav1.UpdateOptions{FieldManager: manager})
 	return err
 }
@@ -126,9 +136,10 @@ func (c systemClient) delete(ctx context.Context, gvr schema.GroupVersionResourc
 // systemUpdate hands the store the new object, with managedFields
 // recorded against the current one.
 type systemUpdate struct {
-	fields  *apply.Manager
-	obj     runtime.Object
-	manager string
+	fields      *apply.Manager
+	obj         runtime.Object
+	manager     string
+	subresource string
 }
 
 func (systemUpdate) Preconditions() *metav1.Preconditions { return nil }
@@ -136,7 +147,7 @@ func (systemUpdate) Preconditions() *metav1.Preconditions { return nil }
 func (s systemUpdate) UpdatedObject(_ context.Context, current runtime.Object) (runtime.Object, error) {
 	obj := s.obj.DeepCopyObject()
 	if s.fields != nil {
-		if err := s.fields.Update(current, obj, s.manager, "", time.Now()); err != nil {
+		if err := s.fields.Update(current, obj, s.manager, s.subresource, time.Now()); err != nil {
 			return nil, err
 		}
 		if current != nil {
