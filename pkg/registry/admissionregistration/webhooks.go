@@ -2,8 +2,6 @@ package admissionregistration
 
 import (
 	"fmt"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/cronplane/cronplane/pkg/codec"
+	"github.com/cronplane/cronplane/pkg/registry/clientconfig"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
@@ -311,9 +310,14 @@ func validateHook(h hook, p *field.Path, requireNoSideEffects bool) field.ErrorL
 	case (cc.URL == nil) == (cc.Service == nil):
 		errs = append(errs, field.Required(p.Child("clientConfig"), "exactly one of url or service is required"))
 	case cc.URL != nil:
-		errs = append(errs, validateURL(p.Child("clientConfig", "url"), *cc.URL)...)
+		errs = append(errs, clientconfig.ValidateURL(p.Child("clientConfig", "url"), *cc.URL)...)
 	default:
-		errs = append(errs, validateService(p.Child("clientConfig", "service"), cc.Service)...)
+		s := cc.Service
+		port := int32(443)
+		if s.Port != nil {
+			port = *s.Port
+		}
+		errs = append(errs, clientconfig.ValidateService(p.Child("clientConfig", "service"), s.Namespace, s.Name, s.Path, port)...)
 	}
 	return append(errs, validateWebhookMatchConditions(h.matchConditions, p.Child("matchConditions"))...)
 }
@@ -390,71 +394,6 @@ func validateRule(r *admissionregistrationv1.RuleWithOperations, p *field.Path) 
 	errs = append(errs, validateResources(r.Resources, p.Child("resources"))...)
 	if s := r.Scope; s != nil && *s != admissionregistrationv1.ClusterScope && *s != admissionregistrationv1.NamespacedScope && *s != admissionregistrationv1.AllScopes {
 		errs = append(errs, field.NotSupported(p.Child("scope"), *s, []string{"*", "Cluster", "Namespaced"}))
-	}
-	return errs
-}
-
-const urlForm = "; desired format: https://host[/path]"
-
-func validateURL(p *field.Path, raw string) field.ErrorList {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return field.ErrorList{field.Required(p, "url must be a valid URL: "+err.Error()+urlForm)}
-	}
-	var errs field.ErrorList
-	if u.Scheme != "https" {
-		errs = append(errs, field.Invalid(p, u.Scheme, "'https' is the only allowed URL scheme"+urlForm))
-	}
-	if u.Host == "" {
-		errs = append(errs, field.Invalid(p, u.Host, "host must be specified"+urlForm))
-	}
-	if u.User != nil {
-		errs = append(errs, field.Invalid(p, u.User.String(), "user information is not permitted in the URL"))
-	}
-	if u.Fragment != "" {
-		errs = append(errs, field.Invalid(p, u.Fragment, "fragments are not permitted in the URL"))
-	}
-	if u.RawQuery != "" {
-		errs = append(errs, field.Invalid(p, u.RawQuery, "query parameters are not permitted in the URL"))
-	}
-	return errs
-}
-
-func validateService(p *field.Path, s *admissionregistrationv1.ServiceReference) field.ErrorList {
-	var errs field.ErrorList
-	if s.Name == "" {
-		errs = append(errs, field.Required(p.Child("name"), "service name is required"))
-	}
-	if s.Namespace == "" {
-		errs = append(errs, field.Required(p.Child("namespace"), "service namespace is required"))
-	}
-	if s.Port != nil {
-		if msgs := validation.IsValidPortNum(int(*s.Port)); len(msgs) > 0 {
-			errs = append(errs, field.Invalid(p.Child("port"), *s.Port, "port is not valid: "+strings.Join(msgs, ", ")))
-		}
-	}
-	if s.Path == nil {
-		return errs
-	}
-	path := *s.Path
-	switch {
-	case path == "/" || path == "":
-		return errs
-	case path == "//":
-		return append(errs, field.Invalid(p.Child("path"), path, "segment[0] may not be empty"))
-	case !strings.HasPrefix(path, "/"):
-		// As kube, the segments are still checked, the first character
-		// skipped.
-		errs = append(errs, field.Invalid(p.Child("path"), path, "must start with a '/'"))
-	}
-	for i, seg := range strings.Split(strings.TrimSuffix(path[1:], "/"), "/") {
-		if seg == "" {
-			errs = append(errs, field.Invalid(p.Child("path"), path, "segment["+strconv.Itoa(i)+"] may not be empty"))
-			continue
-		}
-		for _, msg := range validation.IsDNS1123Subdomain(seg) {
-			errs = append(errs, field.Invalid(p.Child("path"), path, "segment["+strconv.Itoa(i)+"]: "+msg))
-		}
 	}
 	return errs
 }

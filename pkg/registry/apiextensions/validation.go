@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	apiextensionsv1 "github.com/cronplane/cronplane/pkg/apis/apiextensions/v1"
+	"github.com/cronplane/cronplane/pkg/registry/clientconfig"
 )
 
 func reflectTypeOf(v interface{}) reflect.Type { return reflect.TypeOf(v) }
@@ -530,7 +531,7 @@ func validateConversion(c *apiextensionsv1.CustomResourceConversion, requireKnow
 	case (cc.URL == nil) == (cc.Service == nil):
 		errs = append(errs, field.Required(ccPath, "exactly one of url or service is required"))
 	case cc.URL != nil:
-		errs = append(errs, validateWebhookURL(ccPath.Child("url"), *cc.URL)...)
+		errs = append(errs, clientconfig.ValidateURL(ccPath.Child("url"), *cc.URL)...)
 	default:
 		port := int32(443)
 		if cc.Service.Port != nil {
@@ -539,7 +540,7 @@ func validateConversion(c *apiextensionsv1.CustomResourceConversion, requireKnow
 		// kube hands the service's name over as its namespace and the
 		// other way round: a missing name is a "service namespace is
 		// required".
-		errs = append(errs, validateWebhookService(ccPath.Child("service"), cc.Service.Name, cc.Service.Namespace, cc.Service.Path, port)...)
+		errs = append(errs, clientconfig.ValidateService(ccPath.Child("service"), cc.Service.Name, cc.Service.Namespace, cc.Service.Path, port)...)
 	}
 	rvPath := path.Child("conversionReviewVersions")
 	if len(reviewVersions) == 0 {
@@ -559,68 +560,6 @@ func validateConversion(c *apiextensionsv1.CustomResourceConversion, requireKnow
 	}
 	if requireKnownReview && !known {
 		errs = append(errs, field.Invalid(rvPath, reviewVersions, "must include at least one of "+strings.Join(acceptedReviewVersions, ", ")))
-	}
-	return errs
-}
-
-// validateWebhookURL checks a webhook's URL: https, a host, and no user,
-// fragment or query.
-func validateWebhookURL(path *field.Path, raw string) field.ErrorList {
-	const form = "; desired format: https://host[/path]"
-	u, err := url.Parse(raw)
-	if err != nil {
-		return field.ErrorList{field.Required(path, "url must be a valid URL: "+err.Error()+form)}
-	}
-	var errs field.ErrorList
-	if u.Scheme != "https" {
-		errs = append(errs, field.Invalid(path, u.Scheme, "'https' is the only allowed URL scheme"+form))
-	}
-	if u.Host == "" {
-		errs = append(errs, field.Invalid(path, u.Host, "host must be specified"+form))
-	}
-	if u.User != nil {
-		errs = append(errs, field.Invalid(path, u.User.String(), "user information is not permitted in the URL"))
-	}
-	if u.Fragment != "" {
-		errs = append(errs, field.Invalid(path, u.Fragment, "fragments are not permitted in the URL"))
-	}
-	if u.RawQuery != "" {
-		errs = append(errs, field.Invalid(path, u.RawQuery, "query parameters are not permitted in the URL"))
-	}
-	return errs
-}
-
-// validateWebhookService checks a webhook's service reference.
-func validateWebhookService(path *field.Path, namespace, name string, urlPath *string, port int32) field.ErrorList {
-	var errs field.ErrorList
-	if name == "" {
-		errs = append(errs, field.Required(path.Child("name"), "service name is required"))
-	}
-	if namespace == "" {
-		errs = append(errs, field.Required(path.Child("namespace"), "service namespace is required"))
-	}
-	if msgs := validation.IsValidPortNum(int(port)); msgs != nil {
-		errs = append(errs, field.Invalid(path.Child("port"), port, "port is not valid: "+strings.Join(msgs, ", ")))
-	}
-	if urlPath == nil || *urlPath == "/" || *urlPath == "" {
-		return errs
-	}
-	p := *urlPath
-	if p == "//" {
-		return append(errs, field.Invalid(path.Child("path"), p, "segment[0] may not be empty"))
-	}
-	if !strings.HasPrefix(p, "/") {
-		errs = append(errs, field.Invalid(path.Child("path"), p, "must start with a '/'"))
-	}
-	steps := strings.Split(strings.TrimSuffix(p[1:], "/"), "/")
-	for i, step := range steps {
-		if step == "" {
-			errs = append(errs, field.Invalid(path.Child("path"), p, fmt.Sprintf("segment[%d] may not be empty", i)))
-			continue
-		}
-		for _, msg := range validation.IsDNS1123Subdomain(step) {
-			errs = append(errs, field.Invalid(path.Child("path"), p, fmt.Sprintf("segment[%d]: %v", i, msg)))
-		}
 	}
 	return errs
 }
