@@ -121,11 +121,13 @@ up: images pki
 	$(COMPOSE_CMD) up -d
 	COMPOSE="$(COMPOSE_CMD)" KUBECONFIG=$(CLUSTER_DIR)/admin.kubeconfig hack/cluster-wait.sh
 
-# The node agents first, then the pods' containers they left on the
-# cluster network (labelled by the agents), then the rest.
+# The node agents first, then the pods' containers they left (labelled by
+# the agents and found by node: a pod's containers share its sandbox's
+# network namespace, so only sandboxes are on the cluster network), then
+# the rest.
 down:
 	$(COMPOSE_CMD) stop node-0 node-1
-	docker ps -aq --filter label=io.cronplane.node-agent --filter network=$(COMPOSE_PROJECT_NAME)_cluster | xargs -r docker rm -f
+	for n in node-0 node-1; do docker ps -aq --filter label=io.cronplane.node-agent --filter label=io.cronplane.node=$$n | xargs -r docker rm -f; done
 	$(COMPOSE_CMD) down -v --remove-orphans
 
 logs:

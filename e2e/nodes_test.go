@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -24,11 +23,20 @@ func removePods() (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := execOut(ctx, "docker", "ps", "-aq", "--filter", "label=io.cronplane.node-agent", "--filter", "network="+projectName()+"_cluster")
-	if err != nil || strings.TrimSpace(out) == "" {
-		return out, err
+	// A pod's containers share its sandbox's network namespace, so they
+	// are found by the node label, not by the cluster network.
+	var ids []string
+	for _, node := range []string{"node-0", "node-1"} {
+		out, err := execOut(ctx, "docker", "ps", "-aq", "--filter", "label=io.cronplane.node-agent", "--filter", "label=io.cronplane.node="+node)
+		if err != nil {
+			return out, err
+		}
+		ids = append(ids, strings.Fields(out)...)
 	}
-	return execOut(ctx, "docker", append([]string{"rm", "-f"}, strings.Fields(out)...)...)
+	if len(ids) == 0 {
+		return "", nil
+	}
+	return execOut(ctx, "docker", append([]string{"rm", "-f"}, ids...)...)
 }
 
 func TestCluster_JobRunsOnANodeAgentAndItsLogIsServed(t *testing.T) {
@@ -95,14 +103,6 @@ func TestCluster_JobRunsOnANodeAgentAndItsLogIsServed(t *testing.T) {
 			t.Errorf("logs through %s: %q, want %q", ctxName, logs, "hi\n")
 		}
 	}
-}
-
-// projectName is the compose project's name, as the Makefile passes it.
-func projectName() string {
-	if p := os.Getenv("COMPOSE_PROJECT_NAME"); p != "" {
-		return p
-	}
-	return "cronplane"
 }
 
 func execOut(ctx context.Context, name string, args ...string) (string, error) {
