@@ -106,7 +106,7 @@ func compareRuns() {
 			collect(side)
 		}
 	}
-	fmt.Printf("\n== medians of %d runs\n", *runs)
+	fmt.Printf("\n== medians of %d runs, %s CronJobs\n", *runs, *shape)
 	fmt.Printf("%-58s %14s %14s %8s\n", "figure", "cronplane", "kube", "ratio")
 	for _, f := range figureOrder {
 		r := results[f.name]

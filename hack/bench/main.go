@@ -51,7 +51,8 @@ var (
 	apiBench     = flag.Bool("apiserver-bench", true, "run the apiserver measurements (false: only the instrumentation and controller-manager ones)")
 	cronJobs     = flag.Int("cronjobs", 1000, "CronJobs on */1 for the controller-manager benchmark (0 skips it)")
 	cmBin        = flag.String("controller-manager", "bin/controller-manager", "controller-manager binary")
-	pad          = flag.Int("pad", 740, "characters of annotation in each CronJob (740 makes the 5,000 a 13 MB JSON list)")
+	pad          = flag.Int("pad", 740, "characters of annotation in each CronJob of the simple shape (740 makes the 5,000 a 13 MB JSON list)")
+	shape        = flag.String("shape", "simple", "the CronJobs' shape: simple (a large annotation, a small template) or rich (more typed fields: 4 labels, a Job spec with limits, a container with env, resources and a command)")
 )
 
 const namespace = "bench"
@@ -77,6 +78,9 @@ type bench struct {
 func main() {
 	flag.Parse()
 	log.SetFlags(0)
+	if *shape != "simple" && *shape != "rich" {
+		log.Fatalf("-shape %q: want simple or rich", *shape)
+	}
 	switch {
 	case *compare:
 		compareRuns()
@@ -314,11 +318,21 @@ func (b *bench) doType(method, path, body, contentType string, want int) []byte 
 	return data
 }
 
-// cronJob is about 2.6 KB of JSON once defaulted and given managedFields
-// (suspended, so that the controller-manager benchmark is not disturbed by it),
-// so that the 5,000 make a list of about 13 MB, the size kube-apiserver
-// serves for the same load.
+// cronJob is the benchmark's CronJob number i in the -shape asked for,
+// suspended so that the controller-manager benchmark is not disturbed by
+// it. The simple shape is about 2.6 KB of JSON once defaulted and given
+// managedFields, so that the 5,000 make a list of about 13 MB, the size
+// kube-apiserver serves for the same load; most of it is one annotation.
+// The rich shape has fewer bytes and more typed fields, each of which the
+// server decodes, defaults, validates and tracks in managedFields.
 func cronJob(i int) string {
+	if *shape == "rich" {
+		return fmt.Sprintf(`{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"cj-%05d","labels":{"app":"bench","shard":"s%d","team":"reports","tier":"batch"},"annotations":{"bench/owner":"reports-team-%d@example.com"}},
+"spec":{"schedule":"*/5 * * * *","suspend":true,"jobTemplate":{"spec":{"backoffLimit":3,"activeDeadlineSeconds":600,"ttlSecondsAfterFinished":3600,"template":{"spec":{"restartPolicy":"OnFailure",
+"containers":[{"name":"main","image":"busybox:1.36","command":["sh","-c","echo report $REPORT_ID; sleep 5"],"env":[{"name":"REPORT_ID","value":"%d"},{"name":"LOG_LEVEL","value":"info"},{"name":"TARGET","value":"s3://reports/daily"}],
+"resources":{"requests":{"cpu":"100m","memory":"64Mi"},"limits":{"cpu":"500m","memory":"256Mi"}}}]}}}}}}`,
+			i, i%10, i%100, i)
+	}
 	return fmt.Sprintf(`{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"cj-%05d","labels":{"app":"bench","shard":"s%d"},"annotations":{"description":"%s"}},
 "spec":{"schedule":"*/5 * * * *","suspend":true,"jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"OnFailure",
 "containers":[{"name":"main","image":"busybox:1.36","command":["sh","-c","echo hello from the benchmark"],"env":[{"name":"A","value":"1"},{"name":"B","value":"2"}]}]}}}}}}`,

@@ -143,17 +143,29 @@ func (b *bench) profileWrites() {
 				defer wg.Done()
 				b.saveProfile(fmt.Sprintf("/debug/pprof/profile?seconds=%d", *profileSecs), file("cpu"))
 			}()
-			start := time.Now()
+			start, cpu := time.Now(), b.cpu()
 			done, failed := b.runFor(op, clients, dur)
-			took := time.Since(start)
+			took, cpu := time.Since(start), b.cpu()-cpu
 			wg.Wait()
 			b.saveProfile("/debug/pprof/allocs", file("allocs"))
 			rate := float64(done) / took.Seconds()
-			report(fmt.Sprintf("%s, %d clients, %s", op.name, clients, took.Round(time.Millisecond)), fmt.Sprintf("%.0f/s (%d failed)", rate, failed), "")
+			// The server's CPU per write is what a machine shared with
+			// other work changes least.
+			report(fmt.Sprintf("%s, %d clients, %s", op.name, clients, took.Round(time.Millisecond)),
+				fmt.Sprintf("%.0f/s (%d failed), %.2f ms CPU each", rate, failed, 1000*cpu/float64(max(done, 1))), "")
 			record(fmt.Sprintf("%s/s (%d clients)", op.name, clients), "/s", rate)
 		}
 	}
 	fmt.Printf("profiles in %s: go tool pprof -top bin/apiserver <cpu file>; allocations: go tool pprof -sample_index=alloc_space -base <allocs-before> <allocs>\n", *writeProfiles)
+}
+
+// cpu is the CPU seconds the server's processes have used.
+func (b *bench) cpu() float64 {
+	var sum float64
+	for _, pid := range b.pids {
+		sum += cpuSeconds(pid)
+	}
+	return sum
 }
 
 // The create runs number their new-* objects across runs; the delete runs
