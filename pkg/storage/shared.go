@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/json"
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +20,8 @@ type SharedObject struct {
 	obj runtime.Object
 	// size is the length of the object's stored bytes, 0 when unknown.
 	size int
+	// sum is the hash of the stored bytes (storedSeed), 0 when unknown.
+	sum uint64
 	// mem is MemSize of the object, 0 until asked for.
 	mem atomic.Int64
 	mu  sync.Mutex
@@ -46,6 +49,29 @@ func ShareSized(obj runtime.Object, size int) *SharedObject {
 		return s
 	}
 	return &SharedObject{obj: obj, size: size}
+}
+
+// storedSeed seeds the hashes of stored bytes; they never leave the
+// process.
+var storedSeed = maphash.MakeSeed()
+
+// ShareStored wraps obj, decoded from data, as ShareSized does, and
+// remembers a hash of data, so that MayBeStoredAs can tell most other
+// bytes apart without encoding the object again.
+func ShareStored(obj runtime.Object, data []byte) *SharedObject {
+	if s, ok := obj.(*SharedObject); ok {
+		return s
+	}
+	return &SharedObject{obj: obj, size: len(data), sum: maphash.Bytes(storedSeed, data) | 1}
+}
+
+// MayBeStoredAs reports whether data may be the bytes the object was
+// decoded from: false only when they certainly are not.
+func (s *SharedObject) MayBeStoredAs(data []byte) bool {
+	if s.size > 0 && s.size != len(data) {
+		return false
+	}
+	return s.sum == 0 || s.sum == maphash.Bytes(storedSeed, data)|1
 }
 
 // Object returns the shared object; callers must not mutate it.

@@ -276,9 +276,37 @@ func preconditionsHold(key string, p *storage.Preconditions, obj runtime.Object)
 
 // state is what a read-modify-write loop knows of a key.
 type state struct {
-	obj  runtime.Object
+	obj runtime.Object
+	// data are the stored bytes; nil for a cached state until
+	// storedBytes encodes them.
 	data []byte
 	rev  int64 // ModRevision; 0 when the key does not exist
+	// cached is the cache's object the state comes from, which obj is
+	// until private is called; it must not be mutated.
+	cached runtime.Object
+}
+
+// private makes obj the state's own copy of a cached object.
+func (st *state) private() {
+	if st.cached != nil && st.obj == st.cached {
+		st.obj = st.cached.DeepCopyObject()
+	}
+}
+
+// sameBytes reports whether data are the state's stored bytes. For a
+// cached state they are encoded only when the cached object cannot tell
+// them apart otherwise.
+func (s *Store) sameBytes(st *state, data []byte) (bool, error) {
+	if st.data == nil && st.cached != nil {
+		if so, ok := st.cached.(*storage.SharedObject); ok && !so.MayBeStoredAs(data) {
+			return false, nil
+		}
+		var err error
+		if st.data, err = s.encode(st.cached.DeepCopyObject()); err != nil {
+			return false, err
+		}
+	}
+	return bytes.Equal(data, st.data), nil
 }
 
 func (s *Store) stateOf(kvs []*mvccpb.KeyValue) (*state, error) {
@@ -302,11 +330,11 @@ func (s *Store) read(ctx context.Context, key string) (*state, error) {
 	return s.stateOf(resp.Kvs)
 }
 
-// stateOfCached is the state a caller's cached object describes; its
-// bytes are encoded again, as the no-change check compares them.
+// stateOfCached is the state a caller's cached object describes, shared
+// with the cache: the loop copies it before changing it, and encodes its
+// bytes only if the no-change check needs them.
 func (s *Store) stateOfCached(cached runtime.Object) (*state, error) {
-	obj := cached.DeepCopyObject()
-	m, err := meta.Accessor(obj)
+	m, err := meta.Accessor(storage.Unwrap(cached))
 	if err != nil {
 		return nil, err
 	}
@@ -314,11 +342,7 @@ func (s *Store) stateOfCached(cached runtime.Object) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := s.encode(obj)
-	if err != nil {
-		return nil, err
-	}
-	return &state{obj: obj, data: data, rev: rev}, nil
+	return &state{obj: cached, rev: rev, cached: cached}, nil
 }
 
 // initialState is where a read-modify-write loop starts: the caller's
@@ -350,7 +374,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, p *storage.Pre
 			return nil, err
 		}
 		if cur.obj != nil {
-			if err := preconditionsHold(key, p, cur.obj); err != nil {
+			if err := preconditionsHold(key, p, storage.Unwrap(cur.obj)); err != nil {
 				if current {
 					return nil, err
 				}
@@ -386,7 +410,13 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, p *storage.Pre
 		if err != nil {
 			return nil, err
 		}
-		if cur.obj != nil && bytes.Equal(data, cur.data) {
+		same := false
+		if cur.obj != nil {
+			if same, err = s.sameBytes(cur, data); err != nil {
+				return nil, err
+			}
+		}
+		if same {
 			if !current {
 				if err := reread(); err != nil {
 					return nil, err
@@ -429,6 +459,7 @@ func (s *Store) Delete(ctx context.Context, key string, p *storage.Preconditions
 		if cur.obj == nil {
 			return nil, &storage.Error{Code: storage.ErrCodeNotFound, Key: key}
 		}
+		cur.private()
 		err := preconditionsHold(key, p, cur.obj)
 		if err == nil && validate != nil {
 			err = validate(cur.obj)
@@ -640,7 +671,7 @@ func (s *Store) convert(ev *clientv3.Event, pred storage.SelectionPredicate) (wa
 		if cur, err = s.decode(ev.Kv.Value, ev.Kv.ModRevision); err != nil {
 			return watch.Event{}, false, err
 		}
-		cur = storage.ShareSized(cur, len(ev.Kv.Value))
+		cur = storage.ShareStored(cur, ev.Kv.Value)
 	}
 	// The previous state matters to a delete and to a predicate that may
 	// have stopped or started matching; an update seen by a watch of
@@ -649,7 +680,7 @@ func (s *Store) convert(ev *clientv3.Event, pred storage.SelectionPredicate) (wa
 		if prev, err = s.decode(ev.PrevKv.Value, ev.Kv.ModRevision); err != nil {
 			return watch.Event{}, false, err
 		}
-		prev = storage.ShareSized(prev, len(ev.PrevKv.Value))
+		prev = storage.ShareStored(prev, ev.PrevKv.Value)
 	}
 	// Without a predicate whatever exists matches.
 	curMatch, prevMatch := cur != nil, ev.PrevKv != nil
