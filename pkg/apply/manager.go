@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -193,6 +192,9 @@ func parseKey(key string) entryID {
 type managed struct {
 	fields fieldpath.ManagedFields
 	times  map[string]*metav1.Time
+	// decoded are the decoded sets of the entries read, by key: an entry
+	// whose set has not changed is written back as it was encoded.
+	decoded map[string]*fieldSet
 }
 
 func decodeManaged(entries []metav1.ManagedFieldsEntry) (managed, error) {
@@ -204,15 +206,17 @@ func decodeManaged(entries []metav1.ManagedFieldsEntry) (managed, error) {
 // decodeManagedBy decodes entries under the keys key gives them; of two
 // entries under one key, the later is kept.
 func decodeManagedBy(entries []metav1.ManagedFieldsEntry, key func(metav1.ManagedFieldsEntry) string) (managed, error) {
-	out := managed{fields: fieldpath.ManagedFields{}, times: map[string]*metav1.Time{}}
+	out := managed{fields: fieldpath.ManagedFields{}, times: map[string]*metav1.Time{}, decoded: map[string]*fieldSet{}}
 	for _, e := range entries {
+		key := key(e)
 		set := fieldpath.NewSet()
 		if e.FieldsV1 != nil {
-			if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+			f, err := decodeFieldSet(e.FieldsV1.Raw)
+			if err != nil {
 				return out, fmt.Errorf("decoding managedFields of %q: %w", e.Manager, err)
 			}
+			set, out.decoded[key] = f.set, f
 		}
-		key := key(e)
 		out.fields[key] = fieldpath.NewVersionedSet(set, fieldpath.APIVersion(e.APIVersion), e.Operation == metav1.ManagedFieldsOperationApply)
 		out.times[key] = e.Time
 	}
@@ -225,7 +229,13 @@ func (mf managed) encode() ([]metav1.ManagedFieldsEntry, error) {
 		if vs.Set().Empty() {
 			continue
 		}
-		raw, err := vs.Set().ToJSON()
+		var raw []byte
+		var err error
+		if f := mf.decoded[key]; f != nil && (f.set == vs.Set() || f.set.Equals(vs.Set())) {
+			raw, err = f.encoded()
+		} else {
+			raw, err = encodeFieldSet(vs.Set())
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -398,7 +408,7 @@ func (m *Manager) store(om metav1.Object, before managed, after fieldpath.Manage
 		t := metav1.NewTime(now.UTC().Truncate(time.Second))
 		times[key] = &t
 	}
-	entries, err := managed{fields: after, times: times}.encode()
+	entries, err := managed{fields: after, times: times, decoded: before.decoded}.encode()
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}

@@ -229,3 +229,37 @@ func TestUpdate_TracksWhatKubeTracks(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdate_WritesUnchangedEntriesCanonically: an entry a write leaves
+// as it was is written back in the encoding the merge library gives its
+// set, whatever the bytes it was read from, on the first write and on
+// those that find its set already decoded.
+func TestUpdate_WritesUnchangedEntriesCanonically(t *testing.T) {
+	m, err := NewManager(cronschema.FromGoType(&batchv1.CronJob{}), &batchv1.CronJob{}, "batch/v1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cronJob := func(schedule string) *batchv1.CronJob {
+		cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "n"}}
+		cj.Spec.Schedule = schedule
+		return cj
+	}
+	for i := 0; i < 3; i++ {
+		live := cronJob("*/1 * * * *")
+		live.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "old", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "batch/v1",
+			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{ "f:spec" : { "f:schedule" : { } } }`)}}}
+		obj := cronJob("*/1 * * * *")
+		obj.Spec.Suspend = new(bool)
+		if err := m.Update(live, obj, "writer", "", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, e := range obj.ManagedFields {
+			got[e.Manager] = string(e.FieldsV1.Raw)
+		}
+		want := map[string]string{"old": `{"f:spec":{"f:schedule":{}}}`, "writer": `{"f:spec":{"f:suspend":{}}}`}
+		if len(got) != len(want) || got["old"] != want["old"] || got["writer"] != want["writer"] {
+			t.Errorf("write %d: fieldsV1 %v, want %v", i, got, want)
+		}
+	}
+}
