@@ -52,12 +52,60 @@ func CopyFields(obj, from runtime.Object, take func(name string) bool) {
 		}
 		return
 	}
-	dst, src := reflect.ValueOf(obj).Elem(), reflect.ValueOf(from.DeepCopyObject()).Elem()
+	dst, src := reflect.ValueOf(obj).Elem(), reflect.ValueOf(from).Elem()
+	// copied is a deep copy of from, made only for a field that cannot be
+	// copied on its own.
+	var copied reflect.Value
 	for _, f := range goFieldsOf(dst.Type()) {
-		if take(f.name) {
-			dst.FieldByIndex(f.index).Set(src.FieldByIndex(f.index))
+		if !take(f.name) {
+			continue
 		}
+		d := dst.FieldByIndex(f.index)
+		if deepCopyField(d, src.FieldByIndex(f.index)) {
+			continue
+		}
+		if !copied.IsValid() {
+			copied = reflect.ValueOf(from.DeepCopyObject()).Elem()
+		}
+		d.Set(copied.FieldByIndex(f.index))
 	}
+}
+
+// deepCopyField sets d to a deep copy of s, an addressable field of the
+// same type, when the field's type can copy itself (a generated
+// DeepCopyInto) or holds no references, and reports whether it did.
+func deepCopyField(d, s reflect.Value) bool {
+	if !holdsReferences(s.Type()) {
+		d.Set(s)
+		return true
+	}
+	m := s.Addr().MethodByName("DeepCopyInto")
+	if !m.IsValid() || m.Type().NumIn() != 1 || m.Type().In(0) != d.Addr().Type() || m.Type().NumOut() != 0 {
+		return false
+	}
+	m.Call([]reflect.Value{d.Addr()})
+	return true
+}
+
+// holdsReferences reports whether a value of type t can share memory
+// with a copy of it made by assignment.
+func holdsReferences(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if holdsReferences(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	case reflect.Array:
+		return holdsReferences(t.Elem())
+	case reflect.Bool, reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	}
+	return true
 }
 
 // FieldsDiffer reports whether a and b, of one type, differ semantically

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"sort"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -91,6 +92,23 @@ func TestCopyFields_CopiesValuesNotReferences(t *testing.T) {
 	from.Object["status"].(map[string]interface{})["active"] = int64(7)
 	if got := obj.Object["status"].(map[string]interface{})["active"]; got != int64(2) {
 		t.Errorf("a change to the source reached the copy: active = %v", got)
+	}
+}
+
+func TestCopyFields_CopiesGoValuesNotReferences(t *testing.T) {
+	for _, field := range []string{"status", "spec", "metadata"} {
+		obj, from := job(1, "x"), job(2, "yy")
+		from.Status.CompletionTime = &metav1.Time{}
+		want := from.DeepCopy()
+		CopyFields(obj, from, func(name string) bool { return name == field })
+		from.Labels["l"] = "changed"
+		*from.Spec.Parallelism = 9
+		from.Status.CompletionTime.Time = time.Unix(9, 0)
+		got := map[string]interface{}{"status": obj.Status, "spec": obj.Spec, "metadata": obj.ObjectMeta}[field]
+		wantField := map[string]interface{}{"status": want.Status, "spec": want.Spec, "metadata": want.ObjectMeta}[field]
+		if !reflect.DeepEqual(got, wantField) {
+			t.Errorf("%s: a change to the source reached the copy: %#v", field, got)
+		}
 	}
 }
 
