@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,8 @@ var (
 	heapProfiles  = flag.String("heap-profiles", "", "directory for a heap profile of the server (its /debug/pprof/heap) at each memory figure")
 	writeProfiles = flag.String("write-profiles", "", "directory: instead of the suite, run each write (create, update, merge, strategic and JSON patch, apply, delete) for -profile-seconds under 16 and 64 clients, each with a CPU and an allocation profile of the server")
 	profileSecs   = flag.Int("profile-seconds", 10, "seconds each write runs in -write-profiles")
+	profileOps    = flag.String("profile-ops", "", "comma-separated writes -write-profiles runs, by name (create, update, merge patch, strategic merge patch, JSON patch, apply, delete); empty runs all")
+	profileConc   = flag.String("profile-clients", "16,64", "comma-separated client counts -write-profiles runs each write with")
 )
 
 // memory records the server's RSS and Go heap as figure name and, with
@@ -131,8 +134,17 @@ func (b *bench) profileWrites() {
 	b.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"`+namespace+`"}}`, 201)
 	b.create()
 	dur := time.Duration(*profileSecs) * time.Second
+	var concurrency []int
+	for _, c := range strings.Split(*profileConc, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(c))
+		check(err)
+		concurrency = append(concurrency, n)
+	}
 	for _, op := range writeOps() {
-		for _, clients := range []int{16, 64} {
+		if *profileOps != "" && !slices.Contains(strings.Split(*profileOps, ","), op.name) {
+			continue
+		}
+		for _, clients := range concurrency {
 			file := func(kind string) string {
 				return filepath.Join(*writeProfiles, fmt.Sprintf("%s-%s-%s-%d.pprof", b.side, kind, strings.ReplaceAll(op.name, " ", "-"), clients))
 			}
