@@ -232,18 +232,24 @@ type typeMeta = struct {
 // version as kube's do.
 func (c *call) decodeJSON(data, raw []byte, validation string, extra ...error) (runtime.Object, error) {
 	res := c.res
+	// A Go type reads apiVersion and kind as the first pass would: when
+	// the body decodes, they are taken from the object rather than from a
+	// pass of their own over the whole body. Errors come as kube's
+	// decoder gives them, the kind's first.
+	obj, strict, err := c.unmarshal(data)
 	var tm typeMeta
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &tm); err != nil {
+	if read, ok := typeMetaOf(obj); err == nil && ok {
+		tm = read
+	} else if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &tm); err != nil {
 		return nil, unrecognized(res.Kind, fmt.Errorf("couldn't get version/kind; json parse error: %w", err), raw)
 	}
-	gvk, err := c.bodyKind(tm.APIVersion, tm.Kind, raw)
-	if err != nil {
-		return nil, err
+	gvk, kindErr := c.bodyKind(tm.APIVersion, tm.Kind, raw)
+	if kindErr != nil {
+		return nil, kindErr
 	}
 	cannot := func(err error) error {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, res.Kind, err))
 	}
-	obj, strict, err := c.unmarshal(data)
 	if err != nil {
 		return nil, cannot(err)
 	}
@@ -257,6 +263,19 @@ func (c *call) decodeJSON(data, raw []byte, validation string, extra ...error) (
 	}
 	obj.GetObjectKind().SetGroupVersionKind(res.GroupVersionKind)
 	return obj, nil
+}
+
+// typeMetaOf returns apiVersion and kind as a Go object decoded them, if
+// obj is one.
+func typeMetaOf(obj runtime.Object) (typeMeta, bool) {
+	if obj == nil {
+		return typeMeta{}, false
+	}
+	t, ok := obj.GetObjectKind().(*metav1.TypeMeta)
+	if !ok {
+		return typeMeta{}, false
+	}
+	return typeMeta{APIVersion: t.APIVersion, Kind: t.Kind}, true
 }
 
 // unmarshal reads JSON as an object of the served type. The unknown and
