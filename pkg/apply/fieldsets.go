@@ -67,9 +67,25 @@ func decodeFieldSet(raw []byte) (*fieldSet, error) {
 	return f, nil
 }
 
-// encodeFieldSet encodes set, and keeps it for the writes that will read
-// these bytes back.
+// recentSets are the sets encoded last. Creates of objects of one shape
+// by one manager own equal sets, which compare faster than they encode.
+var recentSets struct {
+	mu   sync.Mutex
+	sets [8]*fieldSet
+	next int
+}
+
+// encodeFieldSet encodes set, taking the encoding of an equal set encoded
+// recently, and keeps it for the writes that will read these bytes back.
 func encodeFieldSet(set *fieldpath.Set) ([]byte, error) {
+	recentSets.mu.Lock()
+	recent := recentSets.sets
+	recentSets.mu.Unlock()
+	for _, f := range recent {
+		if f != nil && f.set.Equals(set) {
+			return f.encoded()
+		}
+	}
 	raw, err := set.ToJSON()
 	if err != nil {
 		return nil, err
@@ -77,6 +93,10 @@ func encodeFieldSet(set *fieldpath.Set) ([]byte, error) {
 	f := &fieldSet{set: set}
 	f.canonical.Store(&raw)
 	keepFieldSet(string(raw), f)
+	recentSets.mu.Lock()
+	recentSets.sets[recentSets.next] = f
+	recentSets.next = (recentSets.next + 1) % len(recentSets.sets)
+	recentSets.mu.Unlock()
 	return raw, nil
 }
 
