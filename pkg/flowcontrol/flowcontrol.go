@@ -258,6 +258,7 @@ type Ticket struct {
 	ready  chan struct{}
 	start  time.Time
 	done   bool
+	m      *flowMetrics
 }
 
 // flowHash names the flow the shuffle sharding deals for.
@@ -283,7 +284,8 @@ func (c *Controller) Admit(wait context.Context, cl Classification, d Digest, wi
 		c.mu.Unlock()
 		return nil, ReasonConcurrencyLimit
 	}
-	t := &Ticket{c: c, cl: cl, digest: d, level: l, width: width, watch: watch, ready: make(chan struct{})}
+	t := &Ticket{c: c, cl: cl, digest: d, level: l, width: width, watch: watch, ready: make(chan struct{}),
+		m: c.metrics.flow(cl.FlowSchema.Name, l.name())}
 	labels := []string{cl.FlowSchema.Name, l.name()}
 	switch {
 	case l.exempt:
@@ -303,7 +305,7 @@ func (c *Controller) Admit(wait context.Context, cl Classification, d Digest, wi
 			return nil, ReasonQueueFull
 		}
 		l.waiting++
-		c.metrics.inqueue.WithLabelValues(labels...).Inc()
+		t.m.inqueue.Inc()
 		c.dispatchLocked(now)
 	}
 	c.mu.Unlock()
@@ -328,7 +330,7 @@ func (c *Controller) Admit(wait context.Context, cl Classification, d Digest, wi
 	now = c.clock.Now()
 	t.req.Remove(now)
 	l.waiting--
-	c.metrics.inqueue.WithLabelValues(labels...).Dec()
+	t.m.inqueue.Dec()
 	reason := ReasonTimeout
 	if context.Cause(wait) == context.Canceled {
 		reason = ReasonCancelled
@@ -337,7 +339,7 @@ func (c *Controller) Admit(wait context.Context, cl Classification, d Digest, wi
 		l.timedOut++
 	}
 	c.metrics.rejected.WithLabelValues(append(labels, reason)...).Inc()
-	c.metrics.wait.WithLabelValues("false", labels[0], labels[1]).Observe(now.Sub(t.req.Arrival).Seconds())
+	t.m.gaveUp.Observe(now.Sub(t.req.Arrival).Seconds())
 	c.dropLevelIfGoneLocked(l)
 	return nil, reason
 }
@@ -360,7 +362,7 @@ func (c *Controller) dispatchLocked(now time.Time) {
 			l.qs.Dispatch(now, r)
 			t := r.Value.(*Ticket)
 			l.waiting--
-			c.metrics.inqueue.WithLabelValues(t.cl.FlowSchema.Name, l.name()).Dec()
+			t.m.inqueue.Dec()
 			c.startLocked(t, now)
 		}
 	}
@@ -378,15 +380,14 @@ func (c *Controller) startLocked(t *Ticket, now time.Time) {
 	l.executing[t] = true
 	l.dispatched++
 	t.start = now
-	fs, pl := t.cl.FlowSchema.Name, l.name()
 	arrival := now
 	if t.req != nil {
 		arrival = t.req.Arrival
 	}
-	c.metrics.dispatched.WithLabelValues(fs, pl).Inc()
-	c.metrics.wait.WithLabelValues("true", fs, pl).Observe(now.Sub(arrival).Seconds())
-	c.metrics.executing.WithLabelValues(fs, pl).Inc()
-	c.metrics.executingSeats.WithLabelValues(fs, pl).Add(float64(t.width))
+	t.m.dispatched.Inc()
+	t.m.waited.Observe(now.Sub(arrival).Seconds())
+	t.m.executing.Inc()
+	t.m.executingSeats.Add(float64(t.width))
 	if borrowed != 0 {
 		c.metrics.currentLimits(c)
 	}
@@ -412,14 +413,13 @@ func (t *Ticket) Finish() {
 	c.borrowed += borrowed
 	l.seatsInUse -= t.width
 	delete(l.executing, t)
-	fs, pl := t.cl.FlowSchema.Name, l.name()
-	kind := "regular"
+	execution := t.m.regular
 	if t.watch {
-		kind = "watch"
+		execution = t.m.watches
 	}
-	c.metrics.execution.WithLabelValues(fs, pl, kind).Observe(now.Sub(t.start).Seconds())
-	c.metrics.executing.WithLabelValues(fs, pl).Dec()
-	c.metrics.executingSeats.WithLabelValues(fs, pl).Sub(float64(t.width))
+	execution.Observe(now.Sub(t.start).Seconds())
+	t.m.executing.Dec()
+	t.m.executingSeats.Sub(float64(t.width))
 	c.dropLevelIfGoneLocked(l)
 	c.dispatchLocked(now)
 	if borrowed != 0 {
