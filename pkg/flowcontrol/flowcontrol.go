@@ -270,11 +270,11 @@ func flowHash(fs, distinguisher string) uint64 {
 	return h.Sum64()
 }
 
-// Admit waits, until wait ends, for a seat of cl's level for the
-// request d of width seats; watch says it is a watch, which holds its seat only
-// while it is set up. It returns the ticket to Finish, or the reason the
-// request is rejected.
-func (c *Controller) Admit(wait context.Context, cl Classification, d Digest, width int, watch bool) (*Ticket, string) {
+// Admit waits, until deadline (none when zero) or until ctx ends, for a
+// seat of cl's level for the request d of width seats; watch says it is
+// a watch, which holds its seat only while it is set up. It returns the
+// ticket to Finish, or the reason the request is rejected.
+func (c *Controller) Admit(ctx context.Context, deadline time.Time, cl Classification, d Digest, width int, watch bool) (*Ticket, string) {
 	c.mu.Lock()
 	now := c.clock.Now()
 	l := c.levels[cl.PriorityLevel.Name]
@@ -286,13 +286,12 @@ func (c *Controller) Admit(wait context.Context, cl Classification, d Digest, wi
 	}
 	t := &Ticket{c: c, cl: cl, digest: d, level: l, width: width, watch: watch, ready: make(chan struct{}),
 		m: c.metrics.flow(cl.FlowSchema.Name, l.name())}
-	labels := []string{cl.FlowSchema.Name, l.name()}
 	switch {
 	case l.exempt:
 		c.startLocked(t, now)
 	case !l.queuing:
 		if !c.fits(l, width) {
-			c.rejectLocked(l, labels, ReasonConcurrencyLimit)
+			c.rejectLocked(l, cl.FlowSchema.Name, ReasonConcurrencyLimit)
 			c.mu.Unlock()
 			return nil, ReasonConcurrencyLimit
 		}
@@ -300,7 +299,7 @@ func (c *Controller) Admit(wait context.Context, cl Classification, d Digest, wi
 	default:
 		t.req = &fairqueuing.Request{Flow: flowHash(cl.FlowSchema.Name, cl.Distinguisher), Width: width, Arrival: now, Value: t}
 		if !l.qs.Enqueue(now, t.req) {
-			c.rejectLocked(l, labels, ReasonQueueFull)
+			c.rejectLocked(l, cl.FlowSchema.Name, ReasonQueueFull)
 			c.mu.Unlock()
 			return nil, ReasonQueueFull
 		}
@@ -313,6 +312,13 @@ func (c *Controller) Admit(wait context.Context, cl Classification, d Digest, wi
 	case <-t.ready:
 		return t, ""
 	default:
+	}
+	// Only a request that waits pays for a deadline's timer.
+	wait := ctx
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		wait, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
 	}
 	select {
 	case <-t.ready:
@@ -338,15 +344,15 @@ func (c *Controller) Admit(wait context.Context, cl Classification, d Digest, wi
 	} else {
 		l.timedOut++
 	}
-	c.metrics.rejected.WithLabelValues(append(labels, reason)...).Inc()
+	c.metrics.rejected.WithLabelValues(cl.FlowSchema.Name, l.name(), reason).Inc()
 	t.m.gaveUp.Observe(now.Sub(t.req.Arrival).Seconds())
 	c.dropLevelIfGoneLocked(l)
 	return nil, reason
 }
 
-func (c *Controller) rejectLocked(l *level, labels []string, reason string) {
+func (c *Controller) rejectLocked(l *level, flowSchema, reason string) {
 	l.rejected++
-	c.metrics.rejected.WithLabelValues(append(labels, reason)...).Inc()
+	c.metrics.rejected.WithLabelValues(flowSchema, l.name(), reason).Inc()
 }
 
 // dispatchLocked starts the queued requests that fit, level after

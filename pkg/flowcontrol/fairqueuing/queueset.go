@@ -275,7 +275,9 @@ func (qs *QueueSet) ActiveQueues() int { return qs.active }
 // two flows share a whole hand only rarely.
 func deal(h uint64, deck, handSize int, pick func(int)) {
 	handSize = min(handSize, deck)
-	chosen := make([]int, 0, handSize)
+	// kube's hands are small: the array keeps them off the heap.
+	var hand [16]int
+	chosen := hand[:0]
 	for i := 0; i < handSize; i++ {
 		n := uint64(deck - i)
 		card := int(h % n)
