@@ -123,7 +123,9 @@ func (b *bench) suite() {
 	if *apfOnly {
 		b.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"`+namespace+`"}}`, 201)
 		b.create()
-		b.noisyNeighbourScenario()
+		if *noisyNeighbour {
+			b.noisyNeighbourScenario()
+		}
 		return
 	}
 	b.memory("RSS idle", "idle")
