@@ -197,9 +197,9 @@ func (b *bench) controllerManagerImpersonated() *identity {
 
 // phaseResult is what one phase measured.
 type phaseResult struct {
-	b, renewals                                []time.Duration
-	bFailed, renewFailed, missed               int
-	served, rejected, timedOut, otherErrors, a int64
+	b, renewals                             []time.Duration
+	bFailed, renewFailed, missed            int
+	served, rejected, timedOut, otherErrors int64
 }
 
 // noisyNeighbourScenario measures API Priority and Fairness' isolation:
