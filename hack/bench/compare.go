@@ -182,6 +182,7 @@ func runReference(refBin string) {
 	}
 	b := &bench{side: "kube", pids: []int{pidIn(run, "kube-apiserver.pid"), pidIn(run, "etcd.pid")}}
 	b.waitReady(filepath.Join(run, "admin.kubeconfig"), start)
+	b.kcmIdentity = func() *identity { return b.controllerManagerFromCA(filepath.Join(run, "certs")) }
 	b.cm = func() *exec.Cmd {
 		return exec.Command(filepath.Join(refBin, "kube-controller-manager"), "--kubeconfig", filepath.Join(run, "admin.kubeconfig"),
 			"--controllers", "cronjob", "--kube-api-qps", "1000", "--kube-api-burst", "1000", "--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", "0")

@@ -73,6 +73,10 @@ type bench struct {
 	jobCM jobControllers
 	// kubeconfig is the admin kubeconfig the server wrote.
 	kubeconfig string
+	// kcmIdentity is a client acting as
+	// system:kube-controller-manager, for its Lease renewals; nil
+	// impersonates it.
+	kcmIdentity func() *identity
 }
 
 func main() {
@@ -110,13 +114,24 @@ func main() {
 	time.Sleep(2 * time.Second)
 	report("start to ready", ready.Round(time.Millisecond).String(), "")
 	b.suite()
-	if *instrumentationRounds > 0 {
+	if *instrumentationRounds > 0 && !*apfOnly {
 		instrumentationCost(dir)
+	}
+	if *apfRounds > 0 {
+		apfOverhead(dir)
 	}
 }
 
 // suite runs the scenarios against b's server, whichever it is.
 func (b *bench) suite() {
+	if *apfOnly {
+		b.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"`+namespace+`"}}`, 201)
+		b.create()
+		if *noisyNeighbour {
+			b.noisyNeighbourScenario()
+		}
+		return
+	}
 	b.memory("RSS idle", "idle")
 	if *apiBench {
 		b.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"`+namespace+`"}}`, 201)
@@ -128,6 +143,10 @@ func (b *bench) suite() {
 		report("RSS with the 5,000 objects cached, after lists, gets, watches", mib(b.rss()), "")
 		b.writes()
 		report("RSS after the merge patches and applies", mib(b.rss()), "")
+		// Before the deletes: A lists the 5,000 CronJobs created above.
+		if *noisyNeighbour {
+			b.noisyNeighbourScenario()
+		}
 		b.deletes()
 		// Give the server the time a background scavenger and a
 		// compaction take to return what the deleted objects held.
@@ -219,6 +238,9 @@ func startAPIServer(dir string, args ...string) (*bench, func()) {
 	check(cmd.Start())
 	b := &bench{side: "cronplane", pids: []int{cmd.Process.Pid}}
 	b.waitReady(filepath.Join(dir, "admin.kubeconfig"), start)
+	b.kcmIdentity = func() *identity {
+		return b.controllerManagerFromKubeconfig(filepath.Join(dir, "controller-manager.kubeconfig"))
+	}
 	return b, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
 }
 
@@ -267,11 +289,15 @@ func (b *bench) waitReady(kubeconfig string, start time.Time) {
 }
 
 func (b *bench) request(method, path, body, contentType string) (*http.Response, error) {
+	return b.requestAs(b.token, method, path, body, contentType)
+}
+
+func (b *bench) requestAs(token, method, path, body, contentType string) (*http.Response, error) {
 	req, err := http.NewRequest(method, b.url+path, strings.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+b.token)
+	req.Header.Set("Authorization", "Bearer "+token)
 	if body != "" {
 		if contentType == "" {
 			contentType = "application/json"
@@ -307,7 +333,12 @@ func (b *bench) read(path, accept string, buf *bytes.Buffer) int {
 }
 
 func (b *bench) doType(method, path, body, contentType string, want int) []byte {
-	resp, err := b.request(method, path, body, contentType)
+	return b.doAs(b.token, method, path, body, contentType, want)
+}
+
+// doAs is doType as the user of token.
+func (b *bench) doAs(token, method, path, body, contentType string, want int) []byte {
+	resp, err := b.requestAs(token, method, path, body, contentType)
 	check(err)
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)

@@ -2,19 +2,24 @@ package apiserver_test
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/cronplane/cronplane/pkg/apiserver"
 	"github.com/cronplane/cronplane/pkg/apiserver/apiservertest"
+	"github.com/cronplane/cronplane/pkg/certs"
 )
 
 type answer struct {
@@ -191,5 +196,89 @@ func TestPriorityAndFairness_OffLeavesTheInFlightLimits(t *testing.T) {
 	}
 	if resp, _ := request(t, s, http.MethodGet, "/debug/api_priority_and_fairness/dump_queues", s.AdminToken, ""); resp.StatusCode != 404 {
 		t.Fatalf("dump_queues without priority and fairness: %d", resp.StatusCode)
+	}
+}
+
+// The compose cluster's components, with the client certificates
+// hack/pki gives them, land in kube's flow schemas and priority levels:
+// the controller-manager in leader-election for its Lease and in
+// workload-high otherwise, a node agent in node-high for its Node and
+// Lease and in system otherwise.
+func TestPriorityAndFairness_ComponentIdentitiesLandInKubesLevels(t *testing.T) {
+	s := apiservertest.Start(t)
+	certDir := filepath.Join(s.DataDir(), "certs")
+	clientAs := func(name, commonName string, groups ...string) *http.Client {
+		files, err := certs.EnsureClient(certDir, name, commonName, groups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, err := tls.LoadX509KeyPair(files.CertFile, files.KeyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := tlsConfigFor(t, s.CAData)
+		cfg.Certificates = []tls.Certificate{cert}
+		return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
+	}
+	controllerManager := clientAs("controller-manager-0", "system:kube-controller-manager")
+	node := clientAs("node-0", "system:node:node-0", "system:nodes")
+
+	ctx := context.Background()
+	names := map[string]string{}
+	fss, err := s.Client.FlowcontrolV1().FlowSchemas().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fs := range fss.Items {
+		names[string(fs.UID)] = fs.Name
+	}
+	pls, err := s.Client.FlowcontrolV1().PriorityLevelConfigurations().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pl := range pls.Items {
+		names[string(pl.UID)] = pl.Name
+	}
+
+	for _, tc := range []struct {
+		who                string
+		client             *http.Client
+		method, path, body string
+		flowSchema, level  string
+	}{
+		{"controller-manager", controllerManager, http.MethodPost, "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases",
+			`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"kube-controller-manager"},"spec":{"holderIdentity":"controller-manager-0"}}`,
+			"system-leader-election", "leader-election"},
+		{"controller-manager", controllerManager, http.MethodGet, "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager", "",
+			"system-leader-election", "leader-election"},
+		{"controller-manager", controllerManager, http.MethodGet, "/apis/batch/v1/cronjobs", "", "kube-controller-manager", "workload-high"},
+		{"controller-manager", controllerManager, http.MethodGet, "/api/v1/namespaces/default/endpoints/kubernetes", "", "endpoint-controller", "workload-high"},
+		{"node agent", node, http.MethodGet, "/api/v1/nodes/node-0", "", "system-node-high", "node-high"},
+		{"node agent", node, http.MethodGet, "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-0", "", "system-node-high", "node-high"},
+		{"node agent", node, http.MethodGet, "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-0", "", "system-nodes", "system"},
+	} {
+		t.Run(tc.who+" "+tc.method+" "+tc.path, func(t *testing.T) {
+			req, err := http.NewRequest(tc.method, s.URL+tc.path, strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := tc.client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			// A request the identity is not allowed is classified all the
+			// same; a 401 would mean the certificate was not taken.
+			if resp.StatusCode == http.StatusUnauthorized {
+				t.Fatalf("%d %s", resp.StatusCode, body)
+			}
+			fs := names[resp.Header.Get("X-Kubernetes-PF-FlowSchema-UID")]
+			pl := names[resp.Header.Get("X-Kubernetes-PF-PriorityLevel-UID")]
+			if fs != tc.flowSchema || pl != tc.level {
+				t.Errorf("flow schema %q, priority level %q (answer %d); want %q, %q", fs, pl, resp.StatusCode, tc.flowSchema, tc.level)
+			}
+		})
 	}
 }

@@ -258,6 +258,7 @@ type Ticket struct {
 	ready  chan struct{}
 	start  time.Time
 	done   bool
+	m      *flowMetrics
 }
 
 // flowHash names the flow the shuffle sharding deals for.
@@ -269,11 +270,11 @@ func flowHash(fs, distinguisher string) uint64 {
 	return h.Sum64()
 }
 
-// Admit waits, until wait ends, for a seat of cl's level for the
-// request d of width seats; watch says it is a watch, which holds its seat only
-// while it is set up. It returns the ticket to Finish, or the reason the
-// request is rejected.
-func (c *Controller) Admit(wait context.Context, cl Classification, d Digest, width int, watch bool) (*Ticket, string) {
+// Admit waits, until deadline (none when zero) or until ctx ends, for a
+// seat of cl's level for the request d of width seats; watch says it is
+// a watch, which holds its seat only while it is set up. It returns the
+// ticket to Finish, or the reason the request is rejected.
+func (c *Controller) Admit(ctx context.Context, deadline time.Time, cl Classification, d Digest, width int, watch bool) (*Ticket, string) {
 	c.mu.Lock()
 	now := c.clock.Now()
 	l := c.levels[cl.PriorityLevel.Name]
@@ -283,14 +284,14 @@ func (c *Controller) Admit(wait context.Context, cl Classification, d Digest, wi
 		c.mu.Unlock()
 		return nil, ReasonConcurrencyLimit
 	}
-	t := &Ticket{c: c, cl: cl, digest: d, level: l, width: width, watch: watch, ready: make(chan struct{})}
-	labels := []string{cl.FlowSchema.Name, l.name()}
+	t := &Ticket{c: c, cl: cl, digest: d, level: l, width: width, watch: watch, ready: make(chan struct{}),
+		m: c.metrics.flow(cl.FlowSchema.Name, l.name())}
 	switch {
 	case l.exempt:
 		c.startLocked(t, now)
 	case !l.queuing:
 		if !c.fits(l, width) {
-			c.rejectLocked(l, labels, ReasonConcurrencyLimit)
+			c.rejectLocked(l, cl.FlowSchema.Name, ReasonConcurrencyLimit)
 			c.mu.Unlock()
 			return nil, ReasonConcurrencyLimit
 		}
@@ -298,12 +299,12 @@ func (c *Controller) Admit(wait context.Context, cl Classification, d Digest, wi
 	default:
 		t.req = &fairqueuing.Request{Flow: flowHash(cl.FlowSchema.Name, cl.Distinguisher), Width: width, Arrival: now, Value: t}
 		if !l.qs.Enqueue(now, t.req) {
-			c.rejectLocked(l, labels, ReasonQueueFull)
+			c.rejectLocked(l, cl.FlowSchema.Name, ReasonQueueFull)
 			c.mu.Unlock()
 			return nil, ReasonQueueFull
 		}
 		l.waiting++
-		c.metrics.inqueue.WithLabelValues(labels...).Inc()
+		t.m.inqueue.Inc()
 		c.dispatchLocked(now)
 	}
 	c.mu.Unlock()
@@ -311,6 +312,13 @@ func (c *Controller) Admit(wait context.Context, cl Classification, d Digest, wi
 	case <-t.ready:
 		return t, ""
 	default:
+	}
+	// Only a request that waits pays for a deadline's timer.
+	wait := ctx
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		wait, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
 	}
 	select {
 	case <-t.ready:
@@ -328,7 +336,7 @@ func (c *Controller) Admit(wait context.Context, cl Classification, d Digest, wi
 	now = c.clock.Now()
 	t.req.Remove(now)
 	l.waiting--
-	c.metrics.inqueue.WithLabelValues(labels...).Dec()
+	t.m.inqueue.Dec()
 	reason := ReasonTimeout
 	if context.Cause(wait) == context.Canceled {
 		reason = ReasonCancelled
@@ -336,15 +344,15 @@ func (c *Controller) Admit(wait context.Context, cl Classification, d Digest, wi
 	} else {
 		l.timedOut++
 	}
-	c.metrics.rejected.WithLabelValues(append(labels, reason)...).Inc()
-	c.metrics.wait.WithLabelValues("false", labels[0], labels[1]).Observe(now.Sub(t.req.Arrival).Seconds())
+	c.metrics.rejected.WithLabelValues(cl.FlowSchema.Name, l.name(), reason).Inc()
+	t.m.gaveUp.Observe(now.Sub(t.req.Arrival).Seconds())
 	c.dropLevelIfGoneLocked(l)
 	return nil, reason
 }
 
-func (c *Controller) rejectLocked(l *level, labels []string, reason string) {
+func (c *Controller) rejectLocked(l *level, flowSchema, reason string) {
 	l.rejected++
-	c.metrics.rejected.WithLabelValues(append(labels, reason)...).Inc()
+	c.metrics.rejected.WithLabelValues(flowSchema, l.name(), reason).Inc()
 }
 
 // dispatchLocked starts the queued requests that fit, level after
@@ -360,7 +368,7 @@ func (c *Controller) dispatchLocked(now time.Time) {
 			l.qs.Dispatch(now, r)
 			t := r.Value.(*Ticket)
 			l.waiting--
-			c.metrics.inqueue.WithLabelValues(t.cl.FlowSchema.Name, l.name()).Dec()
+			t.m.inqueue.Dec()
 			c.startLocked(t, now)
 		}
 	}
@@ -378,15 +386,14 @@ func (c *Controller) startLocked(t *Ticket, now time.Time) {
 	l.executing[t] = true
 	l.dispatched++
 	t.start = now
-	fs, pl := t.cl.FlowSchema.Name, l.name()
 	arrival := now
 	if t.req != nil {
 		arrival = t.req.Arrival
 	}
-	c.metrics.dispatched.WithLabelValues(fs, pl).Inc()
-	c.metrics.wait.WithLabelValues("true", fs, pl).Observe(now.Sub(arrival).Seconds())
-	c.metrics.executing.WithLabelValues(fs, pl).Inc()
-	c.metrics.executingSeats.WithLabelValues(fs, pl).Add(float64(t.width))
+	t.m.dispatched.Inc()
+	t.m.waited.Observe(now.Sub(arrival).Seconds())
+	t.m.executing.Inc()
+	t.m.executingSeats.Add(float64(t.width))
 	if borrowed != 0 {
 		c.metrics.currentLimits(c)
 	}
@@ -412,14 +419,13 @@ func (t *Ticket) Finish() {
 	c.borrowed += borrowed
 	l.seatsInUse -= t.width
 	delete(l.executing, t)
-	fs, pl := t.cl.FlowSchema.Name, l.name()
-	kind := "regular"
+	execution := t.m.regular
 	if t.watch {
-		kind = "watch"
+		execution = t.m.watches
 	}
-	c.metrics.execution.WithLabelValues(fs, pl, kind).Observe(now.Sub(t.start).Seconds())
-	c.metrics.executing.WithLabelValues(fs, pl).Dec()
-	c.metrics.executingSeats.WithLabelValues(fs, pl).Sub(float64(t.width))
+	execution.Observe(now.Sub(t.start).Seconds())
+	t.m.executing.Dec()
+	t.m.executingSeats.Sub(float64(t.width))
 	c.dropLevelIfGoneLocked(l)
 	c.dispatchLocked(now)
 	if borrowed != 0 {

@@ -57,7 +57,7 @@ func admit(t *testing.T, c *Controller, level string, width int) (*Ticket, strin
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	return c.Admit(ctx, Classification{FlowSchema: fs, PriorityLevel: pl}, Digest{}, width, false)
+	return c.Admit(ctx, time.Time{}, Classification{FlowSchema: fs, PriorityLevel: pl}, Digest{}, width, false)
 }
 
 // Out of 4 seats, "lender" (2 nominal, all lendable) and "borrower" (2
@@ -119,7 +119,7 @@ func TestController_QueuedRequestRunsWhenASeatFreesOrTimesOut(t *testing.T) {
 	}
 	done := make(chan *Ticket)
 	go func() {
-		tk, _ := c.Admit(context.Background(), Classification{FlowSchema: &flowcontrolv1.FlowSchema{}, PriorityLevel: c.levels["only"].pl}, Digest{}, 1, false)
+		tk, _ := c.Admit(context.Background(), time.Time{}, Classification{FlowSchema: &flowcontrolv1.FlowSchema{}, PriorityLevel: c.levels["only"].pl}, Digest{}, 1, false)
 		done <- tk
 	}()
 	deadline := time.Now().Add(5 * time.Second)

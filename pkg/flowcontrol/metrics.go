@@ -1,6 +1,8 @@
 package flowcontrol
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cronplane/cronplane/pkg/metrics"
@@ -12,6 +14,40 @@ type metricSet struct {
 	inqueue, executing, executingSeats *prometheus.GaugeVec
 	nominal, current, concurrencyLimit *prometheus.GaugeVec
 	wait, execution                    *prometheus.HistogramVec
+
+	// flows caches each flow schema and level's flowMetrics.
+	flows sync.Map
+}
+
+// flowMetrics are the per-request metrics of one flow schema and
+// priority level, looked up once: finding a child by its label values
+// costs more than updating it.
+type flowMetrics struct {
+	dispatched                         prometheus.Counter
+	inqueue, executing, executingSeats prometheus.Gauge
+	// waited is the wait of the requests that ran, gaveUp of those that
+	// did not.
+	waited, gaveUp   prometheus.Observer
+	regular, watches prometheus.Observer
+}
+
+func (m *metricSet) flow(fs, pl string) *flowMetrics {
+	key := [2]string{fs, pl}
+	if f, ok := m.flows.Load(key); ok {
+		return f.(*flowMetrics)
+	}
+	f := &flowMetrics{
+		dispatched:     m.dispatched.WithLabelValues(fs, pl),
+		inqueue:        m.inqueue.WithLabelValues(fs, pl),
+		executing:      m.executing.WithLabelValues(fs, pl),
+		executingSeats: m.executingSeats.WithLabelValues(fs, pl),
+		waited:         m.wait.WithLabelValues("true", fs, pl),
+		gaveUp:         m.wait.WithLabelValues("false", fs, pl),
+		regular:        m.execution.WithLabelValues(fs, pl, "regular"),
+		watches:        m.execution.WithLabelValues(fs, pl, "watch"),
+	}
+	actual, _ := m.flows.LoadOrStore(key, f)
+	return actual.(*flowMetrics)
 }
 
 // durationBuckets are kube's for the wait and execution histograms.

@@ -65,10 +65,11 @@ func (p *PriorityAndFairness) Handler(next http.Handler) http.Handler {
 		}
 		w.Header().Set(FlowSchemaUIDHeader, string(cl.FlowSchemaUID()))
 		w.Header().Set(PriorityLevelUIDHeader, string(cl.PriorityLevelUID()))
-		width := flowcontrol.Width(info, r.URL.Query(), p.Count, cl.MaxSeats)
-		wait, cancel := queueWaitContext(r.Context(), arrival)
-		ticket, _ := p.Controller.Admit(wait, cl, d, width, watch)
-		cancel()
+		width := 1
+		if info.Verb == "list" {
+			width = flowcontrol.Width(info, r.URL.Query(), p.Count, cl.MaxSeats)
+		}
+		ticket, _ := p.Controller.Admit(r.Context(), queueWaitDeadline(r.Context(), arrival), cl, d, width, watch)
 		kind := RequestKind(r)
 		if ticket == nil {
 			if p.InFlight != nil {
@@ -109,13 +110,13 @@ func (p *PriorityAndFairness) observe(kind string, n int64) {
 	}
 }
 
-// queueWaitContext bounds the wait in queue.
-func queueWaitContext(ctx context.Context, arrival time.Time) (context.Context, context.CancelFunc) {
+// queueWaitDeadline bounds the wait in queue.
+func queueWaitDeadline(ctx context.Context, arrival time.Time) time.Time {
 	deadline, ok := ctx.Deadline()
 	if !ok {
-		return context.WithDeadline(ctx, arrival.Add(defaultQueueWait))
+		return arrival.Add(defaultQueueWait)
 	}
-	return context.WithDeadline(ctx, arrival.Add(deadline.Sub(arrival)/4))
+	return arrival.Add(deadline.Sub(arrival) / 4)
 }
 
 // watchInitWriter tells when a watch is set up: at its header.

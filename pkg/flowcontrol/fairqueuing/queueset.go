@@ -56,6 +56,12 @@ type QueueSet struct {
 	// robin is where the search for the next queue starts, so that
 	// queues tied at the same R take turns.
 	robin int
+	// active counts the queues with requests waiting or executing, seats
+	// the seats those requests use or ask for, and waiting holds the
+	// queues with requests waiting: kept as they change, so that a
+	// request costs no walk over all the queues.
+	active, seats int
+	waiting       []*queue
 }
 
 type queue struct {
@@ -97,20 +103,10 @@ func (qs *QueueSet) sync(now time.Time) {
 		return
 	}
 	qs.lastSync = now
-	active, seats := 0, 0
-	for _, q := range qs.queues {
-		if q.active() {
-			active++
-		}
-		seats += q.seatsInUse
-		for _, r := range q.waiting {
-			seats += r.Width
-		}
-	}
-	if active == 0 {
+	if qs.active == 0 {
 		return
 	}
-	qs.currentR += elapsed * float64(min(seats, qs.limit)) / float64(active)
+	qs.currentR += elapsed * float64(min(qs.seats, qs.limit)) / float64(qs.active)
 }
 
 // CurrentR is the virtual time at now, in seat-seconds.
@@ -142,9 +138,30 @@ func (qs *QueueSet) add(q *queue, r *Request) {
 		// An idle queue starts from now: it earns no credit for the time
 		// it sent nothing.
 		q.nextDispatchR = qs.currentR
+		qs.active++
+	}
+	if len(q.waiting) == 0 {
+		qs.waiting = append(qs.waiting, q)
 	}
 	r.qs, r.queue = qs, q
 	q.waiting = append(q.waiting, r)
+	qs.seats += r.Width
+}
+
+// unqueue takes r out of its queue's waiting requests.
+func (qs *QueueSet) unqueue(r *Request) {
+	q := r.queue
+	q.waiting = slices.DeleteFunc(q.waiting, func(w *Request) bool { return w == r })
+	if len(q.waiting) == 0 {
+		qs.waiting = slices.DeleteFunc(qs.waiting, func(w *queue) bool { return w == q })
+	}
+}
+
+// idled counts q out of the active queues if it has become idle.
+func (qs *QueueSet) idled(q *queue) {
+	if !q.active() {
+		qs.active--
+	}
 }
 
 func waitingSeats(q *queue) int {
@@ -180,13 +197,12 @@ func (qs *QueueSet) Next(now time.Time) *Request {
 	qs.sync(now)
 	var best *queue
 	var bestR float64
-	for i := range qs.queues {
-		q := qs.queues[(qs.robin+i)%len(qs.queues)]
-		if len(q.waiting) == 0 {
-			continue
-		}
+	n := len(qs.queues)
+	// Ties go to the first queue from robin on.
+	turn := func(q *queue) int { return (q.index - qs.robin + n) % n }
+	for _, q := range qs.waiting {
 		finish := q.nextDispatchR + work(q.waiting[0].Width, ServiceTime)
-		if best == nil || finish < bestR {
+		if best == nil || finish < bestR || (finish == bestR && turn(q) < turn(best)) {
 			best, bestR = q, finish
 		}
 	}
@@ -202,7 +218,7 @@ func work(width int, d time.Duration) float64 { return float64(width) * d.Second
 func (qs *QueueSet) Dispatch(now time.Time, r *Request) {
 	qs.sync(now)
 	q := r.queue
-	q.waiting = slices.DeleteFunc(q.waiting, func(w *Request) bool { return w == r })
+	qs.unqueue(r)
 	q.executing++
 	q.seatsInUse += r.Width
 	q.nextDispatchR += work(r.Width, ServiceTime)
@@ -212,18 +228,24 @@ func (qs *QueueSet) Dispatch(now time.Time, r *Request) {
 
 // Remove takes the waiting r out of its queue: it gave up.
 func (r *Request) Remove(now time.Time) {
-	r.qs.sync(now)
-	r.queue.waiting = slices.DeleteFunc(r.queue.waiting, func(w *Request) bool { return w == r })
+	qs := r.qs
+	qs.sync(now)
+	qs.unqueue(r)
+	qs.seats -= r.Width
+	qs.idled(r.queue)
 }
 
 // Finish ends the executing r and corrects its queue's charge to the
 // work it actually did.
 func (r *Request) Finish(now time.Time) {
-	r.qs.sync(now)
+	qs := r.qs
+	qs.sync(now)
 	q := r.queue
 	q.executing--
 	q.seatsInUse -= r.Width
 	q.nextDispatchR -= work(r.Width, ServiceTime) - work(r.Width, now.Sub(r.Start))
+	qs.seats -= r.Width
+	qs.idled(q)
 }
 
 // QueueState describes a queue for the debug dumps.
@@ -246,22 +268,16 @@ func (qs *QueueSet) Queues(now time.Time) []QueueState {
 }
 
 // ActiveQueues counts the queues with requests waiting or executing.
-func (qs *QueueSet) ActiveQueues() int {
-	n := 0
-	for _, q := range qs.queues {
-		if q.active() {
-			n++
-		}
-	}
-	return n
-}
+func (qs *QueueSet) ActiveQueues() int { return qs.active }
 
 // deal picks handSize distinct queues out of deck for the flow hash h,
 // each choice taken from the hash's digits in a shrinking base, so that
 // two flows share a whole hand only rarely.
 func deal(h uint64, deck, handSize int, pick func(int)) {
 	handSize = min(handSize, deck)
-	chosen := make([]int, 0, handSize)
+	// kube's hands are small: the array keeps them off the heap.
+	var hand [16]int
+	chosen := hand[:0]
 	for i := 0; i < handSize; i++ {
 		n := uint64(deck - i)
 		card := int(h % n)
