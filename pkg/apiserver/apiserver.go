@@ -86,12 +86,12 @@ import (
 
 // Server is an apiserver: New wires it, Run serves it.
 type Server struct {
-	opts     Options
-	etcd     *etcdserver.Server
-	client   *clientv3.Client
+	opts   Options
+	etcd   *etcdserver.Server
+	client *clientv3.Client
 	// etcdClusters adds to client the clusters of --etcd-servers-overrides.
 	etcdClusters etcdClusters
-	Registry *registry.Registry
+	Registry     *registry.Registry
 	// storage installs the resources the registry serves.
 	storage *resourceStorage
 	handler http.Handler
