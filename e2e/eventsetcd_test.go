@@ -92,7 +92,8 @@ func TestEventsEtcd_EventsLandOnEtcdEvents(t *testing.T) {
 			t.Fatalf("%s: %d on etcd-events, %d on the main cluster; want it on etcd-events: %v", tc.key, len(inEvents.Kvs), len(inMain.Kvs), tc.onEvents)
 		}
 	}
-	t.Logf("Event %s (resourceVersion %s) on etcd-events, not on etcd-0..2; ConfigMap the reverse; in %v", ev.Name, ev.ResourceVersion, time.Since(start).Round(time.Millisecond))
+	t.Logf("Event %s (resourceVersion %s, a revision of etcd-events) on etcd-events, not on etcd-0..2; ConfigMap the reverse; written and read back in %v",
+		ev.Name, ev.ResourceVersion, time.Since(start).Round(time.Millisecond))
 	for _, ctxName := range []string{"apiserver-0", "apiserver-1"} {
 		if ok, out := readyz(ctxName); !ok || !strings.Contains(out, "[+]etcd-override-0 ok") || !strings.Contains(out, "[+]etcd-override-readiness-0 ok") {
 			t.Fatalf("%s /readyz: %v %s", ctxName, ok, out)

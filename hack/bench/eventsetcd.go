@@ -61,7 +61,7 @@ func eventsEtcdRun(flood, override bool) (createRate, eventRate float64) {
 	defer os.RemoveAll(dir)
 	mainEtcd, err := etcdserver.Start(ctx, etcdserver.Config{DataDir: filepath.Join(dir, "etcd-main")})
 	check(err)
-	defer mainEtcd.Close()
+	defer func() { _ = mainEtcd.Close() }()
 	files := mainEtcd.ClientTLS()
 	args := []string{"--etcd-servers", mainEtcd.ClientURL(), "--etcd-cafile", files.CAFile, "--etcd-certfile", files.CertFile, "--etcd-keyfile", files.KeyFile}
 	if override {
@@ -69,7 +69,7 @@ func eventsEtcdRun(flood, override bool) (createRate, eventRate float64) {
 		check(os.CopyFS(filepath.Join(eventsDir, "pki"), os.DirFS(filepath.Join(dir, "etcd-main", "pki"))))
 		eventsEtcd, err := etcdserver.Start(ctx, etcdserver.Config{DataDir: eventsDir})
 		check(err)
-		defer eventsEtcd.Close()
+		defer func() { _ = eventsEtcd.Close() }()
 		args = append(args, "--etcd-servers-overrides", "/events#"+eventsEtcd.ClientURL())
 	}
 	apiDir := filepath.Join(dir, "apiserver")

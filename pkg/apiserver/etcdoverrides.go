@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	apiextensionsv1 "github.com/cronplane/cronplane/pkg/apis/apiextensions/v1"
 	"github.com/cronplane/cronplane/pkg/registry/generic"
 )
 
@@ -30,8 +31,8 @@ type etcdOverrides struct {
 
 // parseEtcdOverrides reads kube's syntax: group/resource#servers, the core
 // group empty (/events#...), servers semicolon separated. A resource named
-// twice takes the last entry, as kube's does. kube accepts an empty server
-// list and fails on it only when it stores there; it is refused here.
+// twice takes the last entry, as kube's does. kube's validation lets an
+// empty server URL through; it is refused here, before anything starts.
 func parseEtcdOverrides(values []string) (etcdOverrides, error) {
 	o := etcdOverrides{byResource: map[schema.GroupResource]int{}}
 	var errs []error
@@ -76,6 +77,11 @@ func (o *etcdOverrides) cluster(servers []string) int {
 // entry for events.k8s.io/events moves neither.
 func (o etcdOverrides) clusterOf(res *generic.Resource) (int, bool) {
 	gr := schema.GroupResource{Group: res.StoredAs().Group, Resource: res.Plural}
+	if gr.Group == apiextensionsv1.GroupName {
+		// kube's apiextensions-apiserver stores CustomResourceDefinitions
+		// with the storage configuration of --etcd-servers alone.
+		return 0, false
+	}
 	if i, ok := o.byResource[gr]; ok {
 		return i, true
 	}

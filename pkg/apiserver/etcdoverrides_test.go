@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	apiextensionsregistry "github.com/cronplane/cronplane/pkg/registry/apiextensions"
 	"github.com/cronplane/cronplane/pkg/registry/batch"
 	"github.com/cronplane/cronplane/pkg/registry/core"
 	"github.com/cronplane/cronplane/pkg/registry/events"
@@ -47,6 +48,7 @@ func TestEtcdOverrides_ResourcesMapToTheirClusters(t *testing.T) {
 		// The same servers in another order: the same cluster.
 		"batch/jobs#http://e2:2379;http://e1:2379",
 		"events.k8s.io/events#http://ignored:2379",
+		"apiextensions.k8s.io/customresourcedefinitions#http://ignored:2379",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +60,7 @@ func TestEtcdOverrides_ResourcesMapToTheirClusters(t *testing.T) {
 	resources := append(core.WorkloadResources(nil), batch.Resources()...)
 	resources = append(resources, events.Resources()...)
 	resources = append(resources, readonly.Resources()...)
-	for _, res := range append(resources, core.EventResource(), core.ConfigMapResource()) {
+	for _, res := range append(resources, core.EventResource(), core.ConfigMapResource(), apiextensionsregistry.Resource(nil, false)) {
 		byName[res.GroupVersionResource().String()] = res
 	}
 	for _, tc := range []struct {
@@ -74,6 +76,8 @@ func TestEtcdOverrides_ResourcesMapToTheirClusters(t *testing.T) {
 		{"batch/v1, Resource=jobs", 0, true},
 		{"batch/v1, Resource=cronjobs", 0, false},
 		{"/v1, Resource=configmaps", 0, false},
+		// As kube's apiextensions-apiserver, on --etcd-servers only.
+		{"apiextensions.k8s.io/v1, Resource=customresourcedefinitions", 0, false},
 	} {
 		res, found := byName[tc.gvr]
 		if !found {

@@ -29,6 +29,7 @@ import (
 // The etcd-override checks, one pair per --etcd-servers-overrides
 // cluster, are kube's from v1.33 (v1.29 checks only --etcd-servers);
 // ?exclude=etcd and ?exclude=etcd-readiness leave them out too.
+//
 // informer-sync waits for every watch cache to be filled from etcd;
 // shutdown fails from the moment the server is told to stop. On /livez
 // the post-start hooks pass during --livez-grace-period.
