@@ -95,6 +95,9 @@ func main() {
 	case *scaleCounts != "":
 		scaleCurve()
 		return
+	case *eventsEtcd:
+		eventsEtcdScenario()
+		return
 	}
 	dir, err := os.MkdirTemp("", "cronplane-bench-")
 	check(err)

@@ -1,9 +1,9 @@
 // Command pki generates the TLS material of the compose cluster
 // (docker-compose.yaml) into a directory: a CA, a certificate per etcd
-// member (serving its clients and its peers), the apiservers' etcd
-// client certificate, their serving certificate, their client
-// certificate to the node agents, a client certificate for each
-// controller-manager, each node agent (system:node:<name> in the
+// member (the main cluster's three and etcd-events; serving its clients
+// and its peers), the apiservers' etcd client certificate, their serving
+// certificate, their client certificate to the node agents, a client
+// certificate for each controller-manager, each node agent (system:node:<name> in the
 // group system:nodes) and the admin, a service-account key pair both
 // apiservers share, a kubeconfig per controller-manager and per node
 // agent, and an admin kubeconfig for the host. The controller-managers,
@@ -61,8 +61,7 @@ func main() {
 		// as kubeadm's apiserver-kubelet-client.
 		{Name: "apiserver-kubelet-client", CommonName: "kube-apiserver-kubelet-client", Organizations: []string{"system:masters"}, Client: true},
 	}
-	for i := 0; i < 3; i++ {
-		name := fmt.Sprintf("etcd-%d", i)
+	for _, name := range []string{"etcd-0", "etcd-1", "etcd-2", "etcd-events"} {
 		specs = append(specs, certs.Spec{Name: name, CommonName: name, Hosts: []string{name}, Server: true, Client: true})
 	}
 	for i := 0; i < 2; i++ {

@@ -86,10 +86,12 @@ import (
 
 // Server is an apiserver: New wires it, Run serves it.
 type Server struct {
-	opts     Options
-	etcd     *etcdserver.Server
-	client   *clientv3.Client
-	Registry *registry.Registry
+	opts   Options
+	etcd   *etcdserver.Server
+	client *clientv3.Client
+	// etcdClusters adds to client the clusters of --etcd-servers-overrides.
+	etcdClusters etcdClusters
+	Registry     *registry.Registry
 	// storage installs the resources the registry serves.
 	storage *resourceStorage
 	handler http.Handler
@@ -164,6 +166,10 @@ func New(ctx context.Context, c CompletedConfig) (s *Server, err error) {
 		return nil, err
 	}
 	if err := s.connectEtcd(ctx); err != nil {
+		return nil, err
+	}
+	s.etcdClusters.main = s.client
+	if err := s.connectOverrides(ctx); err != nil {
 		return nil, err
 	}
 	s.storage = newResourceStorage(s.client, opts.EtcdPrefix, s.Registry, newStorageMetrics(s.Metrics))
@@ -343,13 +349,15 @@ func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool, logs
 	return append(resources, apiextensionsregistry.Resource(apiextensions.CheckSchema, ratcheting))
 }
 
-// installResources registers the served built-in resources.
+// installResources registers the served built-in resources, each stored
+// in the etcd cluster --etcd-servers-overrides gives it, if any: as in
+// kube, the overrides apply to built-in resources only.
 func (s *Server) installResources(resources []*generic.Resource, served map[schema.GroupVersionResource]bool) error {
 	for _, res := range resources {
 		if !served[res.GroupVersionResource()] {
 			continue
 		}
-		if err := s.InstallResource(res); err != nil {
+		if err := s.storage.installIn(res, s.etcdClusters.clientFor(res)); err != nil {
 			return err
 		}
 	}
@@ -364,14 +372,17 @@ func (s *Server) InstallResource(res *generic.Resource) error { return s.storage
 // the field manager of its schema. A resource defined at run time (its
 // New returning *unstructured.Unstructured, its schema given) is served
 // as a built-in one is.
-func (r *resourceStorage) install(res *generic.Resource) error {
+func (r *resourceStorage) install(res *generic.Resource) error { return r.installIn(res, r.client) }
+
+// installIn is install with res stored in the etcd cluster of client.
+func (r *resourceStorage) installIn(res *generic.Resource, client *clientv3.Client) error {
 	res.Complete()
 	res.StorageVersionHash = discovery.StorageVersionHash(res.StoredAs())
 	fields, err := apply.NewManager(res.Schema, res.New(), res.GroupVersion().String(), resetFields(res))
 	if err != nil {
 		return fmt.Errorf("merge schema of %s: %w", res.GroupResource(), err)
 	}
-	store := generic.NewStore(res, r.storageFor(res), r.prefix)
+	store := generic.NewStore(res, r.storageFor(res, client), r.prefix)
 	r.mu.Lock()
 	r.stores[res.GroupVersionResource()] = store
 	r.mu.Unlock()
@@ -426,9 +437,10 @@ func (s *Server) admissionChain(authz authorizer.Authorizer) admission.Chain {
 	return append(chain, s.opts.Admission.Plugins...)
 }
 
-// storageFor returns the watch cache over etcd of a resource's storage;
-// resources stored under the same keys (the two event APIs) share one.
-func (r *resourceStorage) storageFor(res *generic.Resource) storage.Interface {
+// storageFor returns the watch cache over the etcd cluster of client of a
+// resource's storage; resources stored under the same keys (the two event
+// APIs) share one, and so one cluster.
+func (r *resourceStorage) storageFor(res *generic.Resource, client *clientv3.Client) storage.Interface {
 	codec := res.StorageCodec()
 	newFunc := func() runtime.Object {
 		obj := res.New()
@@ -447,7 +459,7 @@ func (r *resourceStorage) storageFor(res *generic.Resource) storage.Interface {
 	if c, ok := r.caches[prefix]; ok {
 		return c
 	}
-	backend := etcd3.New(r.client, codec, newFunc)
+	backend := etcd3.New(client, codec, newFunc)
 	resource := res.GroupResource().String()
 	backend.Observe(r.metrics.observer(resource))
 	c := cacher.New(backend, prefix, newFunc, cacher.Config{})
@@ -733,7 +745,10 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.opts.CompactionInterval > 0 {
 		compactCtx, stop := context.WithCancel(ctx)
 		defer stop()
-		go etcd3.NewCompactor(s.client, s.opts.CompactionInterval).Run(klog.NewContext(compactCtx, s.opts.Logger))
+		// Each cluster has its own revisions to compact.
+		for _, c := range s.etcdClusters.all() {
+			go etcd3.NewCompactor(c, s.opts.CompactionInterval).Run(klog.NewContext(compactCtx, s.opts.Logger))
+		}
 	}
 	returnCtx, stopReturning := context.WithCancel(ctx)
 	defer stopReturning()
@@ -781,6 +796,7 @@ func (s *Server) Close() {
 	if s.storage != nil {
 		s.storage.stop()
 	}
+	s.etcdClusters.closeOverrides()
 	if s.etcd != nil {
 		_ = s.etcd.Close()
 	} else if s.client != nil {

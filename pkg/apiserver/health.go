@@ -20,9 +20,15 @@ import (
 // The health endpoints list kube-apiserver's checks under its names, for
 // what cronplane has of them:
 //
-//	/healthz, /livez  ping, log, etcd, poststarthook/<hook>...
-//	/readyz           ping, log, etcd, etcd-readiness, informer-sync,
+//	/healthz, /livez  ping, log, etcd, etcd-override-<i>...,
+//	                  poststarthook/<hook>...
+//	/readyz           ping, log, etcd, etcd-readiness, (etcd-override-<i>,
+//	                  etcd-override-readiness-<i>)..., informer-sync,
 //	                  poststarthook/<hook>..., shutdown
+//
+// The etcd-override checks, one pair per --etcd-servers-overrides
+// cluster, are kube's from v1.33 (v1.29 checks only --etcd-servers);
+// ?exclude=etcd and ?exclude=etcd-readiness leave them out too.
 //
 // informer-sync waits for every watch cache to be filled from etcd;
 // shutdown fails from the moment the server is told to stop. On /livez
@@ -53,7 +59,16 @@ func (s *Server) healthChecks(endpoint string) []healthz.Checker {
 	l := &s.life
 	checks := []healthz.Checker{healthz.Ping, l.log, healthz.Named("etcd", l.etcdHealth.check)}
 	if endpoint == "readyz" {
-		checks = append(checks, healthz.Named("etcd-readiness", l.etcdReady.check), healthz.Named("informer-sync", s.informerSync))
+		checks = append(checks, healthz.Named("etcd-readiness", l.etcdReady.check))
+	}
+	for i, p := range l.overrideHealth {
+		checks = append(checks, healthz.InGroup(healthz.Named(fmt.Sprintf("etcd-override-%d", i), p.check), "etcd"))
+		if endpoint == "readyz" {
+			checks = append(checks, healthz.InGroup(healthz.Named(fmt.Sprintf("etcd-override-readiness-%d", i), l.overrideReady[i].check), "etcd-readiness"))
+		}
+	}
+	if endpoint == "readyz" {
+		checks = append(checks, healthz.Named("informer-sync", s.informerSync))
 	}
 	l.hooksMu.Lock()
 	hooks := append([]*postStartHook(nil), l.hooks...)
@@ -117,6 +132,20 @@ func (s *Server) probeEtcd(ctx context.Context) error {
 	}
 	_, err := s.client.Get(ctx, s.opts.EtcdPrefix+"/health", clientv3.WithCountOnly())
 	return err
+}
+
+// addOverrideProbes checks each override cluster as probeEtcd does the
+// main one, once their clients exist.
+func (s *Server) addOverrideProbes() {
+	o := s.opts.Serving
+	for _, c := range s.etcdClusters.clients {
+		probe := func(ctx context.Context) error {
+			_, err := c.Get(ctx, s.opts.EtcdPrefix+"/health", clientv3.WithCountOnly())
+			return err
+		}
+		s.life.overrideHealth = append(s.life.overrideHealth, &etcdProbe{probe: probe, timeout: o.EtcdHealthcheckTimeout})
+		s.life.overrideReady = append(s.life.overrideReady, &etcdProbe{probe: probe, timeout: o.EtcdReadycheckTimeout})
+	}
 }
 
 func (p *etcdProbe) check(*http.Request) error {

@@ -152,6 +152,9 @@ type EtcdOptions struct {
 	// EtcdServers lists etcd client URLs; empty starts an embedded etcd in
 	// DataDir/etcd.
 	EtcdServers []string
+	// EtcdServersOverrides store some built-in resources in other etcd
+	// clusters: group/resource#servers, servers semicolon separated.
+	EtcdServersOverrides []string
 	// EtcdTLS authenticates the server to etcd and etcd to the server;
 	// empty files mean plain connections.
 	EtcdTLS    EtcdTLSOptions
@@ -163,17 +166,21 @@ type EtcdOptions struct {
 // AddFlags binds the options to kube-apiserver's flags.
 func (o *EtcdOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers, "etcd client URLs, comma separated; empty starts an embedded etcd under --data-dir")
+	fs.StringSliceVar(&o.EtcdServersOverrides, "etcd-servers-overrides", o.EtcdServersOverrides, "per-resource etcd servers overrides, comma separated; each group/resource#servers, servers being URLs, semicolon separated, the core group empty (e.g. /events#https://etcd-events:2379). Applies to built-in resources only; the --etcd-cafile/certfile/keyfile apply to these servers too")
 	o.EtcdTLS.AddFlags(fs)
 	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", o.EtcdPrefix, "prefix of every key in etcd")
 	fs.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", o.CompactionInterval, "how often etcd's history is compacted (coordinated with other apiservers); 0 turns compaction off")
 }
 
-// Validate refuses a client certificate without its key, and the reverse.
+// Validate refuses a client certificate without its key, and the
+// reverse, and a malformed --etcd-servers-overrides.
 func (o *EtcdOptions) Validate() error {
+	var errs []error
 	if (o.EtcdTLS.CertFile == "") != (o.EtcdTLS.KeyFile == "") {
-		return errors.New("--etcd-certfile and --etcd-keyfile go together")
+		errs = append(errs, errors.New("--etcd-certfile and --etcd-keyfile go together"))
 	}
-	return nil
+	_, err := parseEtcdOverrides(o.EtcdServersOverrides)
+	return errors.Join(append(errs, err)...)
 }
 
 // SecureServingOptions say where the server listens and with what

@@ -22,6 +22,9 @@ type lifecycle struct {
 
 	log                   *healthz.Log
 	etcdHealth, etcdReady *etcdProbe
+	// overrideHealth and overrideReady probe the clusters of
+	// --etcd-servers-overrides, in their order.
+	overrideHealth, overrideReady []*etcdProbe
 	// shutdownInitiated is closed when the server is told to stop.
 	shutdownInitiated chan struct{}
 

@@ -115,6 +115,28 @@ func (l *Log) run() {
 	}
 }
 
+// InGroup returns c, excluded by ?exclude=<group> as well as by its own
+// name: kube checks each --etcd-servers-overrides cluster apart, and
+// ?exclude=etcd leaves them all out.
+func InGroup(c Checker, group string) Checker { return grouped{Checker: c, group: group} }
+
+type grouped struct {
+	Checker
+	group string
+}
+
+// excludedBy is the excluded name (c's own, or its group's) that leaves c
+// out, or "".
+func excludedBy(c Checker, excluded map[string]bool) string {
+	if excluded[c.Name()] {
+		return c.Name()
+	}
+	if g, ok := c.(grouped); ok && excluded[g.group] {
+		return g.group
+	}
+	return ""
+}
+
 // Handler serves one health endpoint: /<Name> runs all its checks,
 // /<Name>/<check> one of them.
 type Handler struct {
@@ -160,12 +182,13 @@ func (h *Handler) serveAll(w http.ResponseWriter, r *http.Request) {
 	for _, name := range query["exclude"] {
 		excluded[name] = true
 	}
+	matched := map[string]bool{}
 	var out, reasons strings.Builder
 	var failed []string
 	for _, c := range h.Checks() {
 		name := c.Name()
-		if excluded[name] {
-			delete(excluded, name)
+		if by := excludedBy(c, excluded); by != "" {
+			matched[by] = true
 			fmt.Fprintf(&out, "[+]%s excluded: ok\n", name)
 			continue
 		}
@@ -178,11 +201,13 @@ func (h *Handler) serveAll(w http.ResponseWriter, r *http.Request) {
 		}
 		fmt.Fprintf(&out, "[+]%s ok\n", name)
 	}
-	if len(excluded) > 0 {
-		unknown := make([]string, 0, len(excluded))
-		for name := range excluded {
+	var unknown []string
+	for name := range excluded {
+		if !matched[name] {
 			unknown = append(unknown, fmt.Sprintf("%q", name))
 		}
+	}
+	if len(unknown) > 0 {
 		sort.Strings(unknown)
 		fmt.Fprintf(&out, "warn: some health checks cannot be excluded: no matches for %s\n", strings.Join(unknown, ","))
 	}

@@ -15,6 +15,8 @@ func failing(name string) Checker {
 func TestHandler_AnswersAsKube(t *testing.T) {
 	ok := []Checker{Ping, Named("etcd", func(*http.Request) error { return nil }), Named("poststarthook/a/b", func(*http.Request) error { return nil })}
 	bad := []Checker{Ping, failing("etcd"), Named("shutdown", func(*http.Request) error { return nil })}
+	overrides := []Checker{Named("etcd", func(*http.Request) error { return nil }), InGroup(failing("etcd-override-0"), "etcd"),
+		Named("etcd-readiness", func(*http.Request) error { return nil })}
 	plain := "text/plain; charset=utf-8"
 	for _, tc := range []struct {
 		name     string
@@ -35,6 +37,13 @@ func TestHandler_AnswersAsKube(t *testing.T) {
 			"[+]ping ok\n[+]etcd excluded: ok\n[+]shutdown ok\nwarn: some health checks cannot be excluded: no matches for \"aa\",\"zz\"\nreadyz check passed\n", true, plain},
 		{"unknown exclude on failure", bad, "/readyz?exclude=nope", 500,
 			"[+]ping ok\n[-]etcd failed: reason withheld\n[+]shutdown ok\nwarn: some health checks cannot be excluded: no matches for \"nope\"\nreadyz check failed\n", true, plain},
+		{"a group's exclude leaves its members out", overrides, "/readyz?exclude=etcd&verbose", 200,
+			"[+]etcd excluded: ok\n[+]etcd-override-0 excluded: ok\n[+]etcd-readiness ok\nreadyz check passed\n", true, plain},
+		{"a member excluded alone", overrides, "/readyz?exclude=etcd-override-0&exclude=etcd&verbose", 200,
+			"[+]etcd excluded: ok\n[+]etcd-override-0 excluded: ok\n[+]etcd-readiness ok\nreadyz check passed\n", true, plain},
+		{"a failing member fails the endpoint", overrides, "/readyz", 500,
+			"[+]etcd ok\n[-]etcd-override-0 failed: reason withheld\n[+]etcd-readiness ok\nreadyz check failed\n", true, plain},
+		{"a member checked alone", overrides, "/readyz/etcd-override-0", 500, "internal server error: broken etcd-override-0\n", true, plain},
 		{"one check", ok, "/readyz/etcd", 200, "ok", false, plain},
 		{"one check with a slash in its name", ok, "/readyz/poststarthook/a/b", 200, "ok", false, plain},
 		{"one failing check shows its reason", bad, "/readyz/etcd", 500, "internal server error: broken etcd\n", true, plain},
