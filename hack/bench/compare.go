@@ -194,7 +194,7 @@ func runReference(refBin string) {
 				// Its secure port authenticates and authorizes callers
 				// (the profiles, the metrics) only through these.
 				exec.Command(filepath.Join(refBin, "kube-controller-manager"), append([]string{"--controllers", jobBenchControllers, "--secure-port", jobCMSecurePort(),
-					"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig}, common...)...),
+					"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig}, append(common, jobSyncArgs()...)...)...),
 				exec.Command(kubeScheduler(refBin), append([]string{"--secure-port", "0"}, common...)...),
 			}
 		}
