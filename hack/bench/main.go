@@ -52,6 +52,7 @@ var (
 	cronJobs     = flag.Int("cronjobs", 1000, "CronJobs on */1 for the controller-manager benchmark (0 skips it)")
 	cmBin        = flag.String("controller-manager", "bin/controller-manager", "controller-manager binary")
 	pad          = flag.Int("pad", 740, "characters of annotation in each CronJob (740 makes the 5,000 a 13 MB JSON list)")
+	only         = flag.String("only", "", "run this scenario alone (admission), on either server")
 )
 
 const namespace = "bench"
@@ -72,11 +73,18 @@ type bench struct {
 	jobCM jobControllers
 	// kubeconfig is the admin kubeconfig the server wrote.
 	kubeconfig string
+	// fresh starts another server of the same kind with more flags, for
+	// a scenario that needs them; nil when the benchmark did not start
+	// this one.
+	fresh func(args ...string) (*bench, func())
 }
 
 func main() {
 	flag.Parse()
 	log.SetFlags(0)
+	if *only != "" && *only != "admission" {
+		log.Fatalf("-only %q: the scenarios run alone are: admission", *only)
+	}
 	switch {
 	case *compare:
 		compareRuns()
@@ -102,17 +110,22 @@ func main() {
 		return exec.Command(*cmBin, "--kubeconfig", filepath.Join(dir, "controller-manager.kubeconfig"), "--secure-port", "0", "--leader-elect=false", "--use-service-account-credentials")
 	}
 	b.jobCM = cronplaneJobControllers
+	b.fresh = freshAPIServer
 	ready := time.Since(start)
 	time.Sleep(2 * time.Second)
 	report("start to ready", ready.Round(time.Millisecond).String(), "")
 	b.suite()
-	if *instrumentationRounds > 0 {
+	if *instrumentationRounds > 0 && *only == "" {
 		instrumentationCost(dir)
 	}
 }
 
 // suite runs the scenarios against b's server, whichever it is.
 func (b *bench) suite() {
+	if *only == "admission" {
+		b.admission()
+		return
+	}
 	b.memory("RSS idle", "idle")
 	if *apiBench {
 		b.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"`+namespace+`"}}`, 201)
@@ -137,6 +150,7 @@ func (b *bench) suite() {
 	if *jobCount > 0 && b.jobCM != nil {
 		b.jobs()
 	}
+	b.admission()
 }
 
 // controllerManager starts bin/controller-manager, creates CronJobs on
@@ -216,6 +230,15 @@ func startAPIServer(dir string, args ...string) (*bench, func()) {
 	b := &bench{side: "cronplane", pids: []int{cmd.Process.Pid}}
 	b.waitReady(filepath.Join(dir, "admin.kubeconfig"), start)
 	return b, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+}
+
+// freshAPIServer starts bin/apiserver in a directory of its own with
+// args.
+func freshAPIServer(args ...string) (*bench, func()) {
+	dir, err := os.MkdirTemp("", "cronplane-bench-")
+	check(err)
+	b, stop := startAPIServer(dir, args...)
+	return b, func() { stop(); _ = os.RemoveAll(dir) }
 }
 
 func (b *bench) waitReady(kubeconfig string, start time.Time) {
