@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +26,7 @@ import (
 var (
 	admissionObjects  = flag.Int("admission-objects", 1000, "CronJobs created per round in each admission configuration (no webhook or policy, one validating webhook, one ValidatingAdmissionPolicy); 0 skips the scenario")
 	admissionRounds   = flag.Int("admission-rounds", 3, "rounds of the admission scenario, the configurations in a rotating order; the figures are medians")
-	admissionProfiles = flag.String("admission-profiles", "", "directory for a CPU profile of the server, over the first -profile-seconds of each configuration's first round")
+	admissionProfiles = flag.String("admission-profiles", "", "directory for a CPU profile of the server over the first -profile-seconds of each configuration's first round, and its allocations before and after")
 )
 
 // policyArgs turn on ValidatingAdmissionPolicy, beta in v1.29, on either
@@ -89,7 +90,9 @@ func (b *bench) admissionRates() {
 			b.awaitProbe(false)
 		}},
 	}
-	rates := make([][]float64, len(configs))
+	// The server's CPU per create does not depend on what else the
+	// machine runs, as the rates do.
+	rates, cpu := make([][]float64, len(configs)), make([][]float64, len(configs))
 	seq := 0
 	for round := 0; round < *admissionRounds; round++ {
 		for k := range configs {
@@ -97,11 +100,12 @@ func (b *bench) admissionRates() {
 			configs[c].on()
 			profiled := b.profileAdmission(round, configs[c].name)
 			base := seq
-			start := time.Now()
+			start, cpuStart := time.Now(), cpuOf(b.pids)
 			parallel(*clients, *admissionObjects, func(i int) {
 				b.do("POST", "/apis/batch/v1/namespaces/"+admissionNamespace+"/cronjobs", cronJobNamed(fmt.Sprintf("adm-%07d", base+i), i), 201)
 			})
 			rates[c] = append(rates[c], float64(*admissionObjects)/time.Since(start).Seconds())
+			cpu[c] = append(cpu[c], 1000*(cpuOf(b.pids)-cpuStart)/float64(*admissionObjects))
 			seq += *admissionObjects
 			profiled.Wait()
 			configs[c].off()
@@ -110,8 +114,11 @@ func (b *bench) admissionRates() {
 	none := median(rates[0])
 	for c, conf := range configs {
 		r := median(rates[c])
-		report(fmt.Sprintf("create %d CronJobs x %d rounds, %d clients, %s", *admissionObjects, *admissionRounds, *clients, conf.name), fmt.Sprintf("%.0f/s", r), "")
+		report(fmt.Sprintf("create %d CronJobs x %d rounds, %d clients, %s", *admissionObjects, *admissionRounds, *clients, conf.name),
+			fmt.Sprintf("%.0f/s (rounds %.0f-%.0f)", r, slices.Min(rates[c]), slices.Max(rates[c])), "")
 		record(conf.figure, "/s", r)
+		report("  server CPU per create (apiserver and etcd)", fmt.Sprintf("%.2f ms", median(cpu[c])), "")
+		record(fmt.Sprintf("admission: server CPU per create, %s", conf.name), "ms", median(cpu[c]))
 		if c > 0 {
 			report("  its rate / the rate with no webhook or policy", fmt.Sprintf("%.2f", r/none), "target >= 0.8")
 			record(fmt.Sprintf("admission: %s / none", conf.name), "", r/none)
@@ -127,11 +134,15 @@ func (b *bench) profileAdmission(round int, config string) *sync.WaitGroup {
 		return &wg
 	}
 	check(os.MkdirAll(*admissionProfiles, 0o755))
-	file := filepath.Join(*admissionProfiles, fmt.Sprintf("%s-cpu-admission-%s.pprof", b.side, strings.ReplaceAll(config, " ", "-")))
+	file := func(kind string) string {
+		return filepath.Join(*admissionProfiles, fmt.Sprintf("%s-%s-admission-%s.pprof", b.side, kind, strings.ReplaceAll(config, " ", "-")))
+	}
+	b.saveProfile("/debug/pprof/allocs", file("allocs-before"))
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		b.saveProfile(fmt.Sprintf("/debug/pprof/profile?seconds=%d", *profileSecs), file)
+		b.saveProfile(fmt.Sprintf("/debug/pprof/profile?seconds=%d", *profileSecs), file("cpu"))
+		b.saveProfile("/debug/pprof/allocs", file("allocs"))
 	}()
 	return &wg
 }

@@ -1,7 +1,9 @@
 // Command bench measures the apiserver: start-to-ready time, idle RSS,
 // creates, full and paged lists of 5,000 CronJobs, gets per second with 16
 // clients, watch delivery to 200 watchers, RSS under that load, merge
-// patches, applies, deletes, RSS after cleanup and the CronJob controller.
+// patches, applies, deletes, RSS after cleanup, the CronJob controller,
+// and creates through a validating webhook and a ValidatingAdmissionPolicy
+// (-only admission runs that scenario alone).
 // It starts bin/apiserver on an embedded etcd in a temporary directory on
 // a free loopback port and stops it at the end; -kubeconfig measures a
 // server already running instead, and -compare runs the same scenarios
