@@ -245,7 +245,7 @@ func restartWith(run string, args []string) {
 	p, err := os.FindProcess(pid)
 	check(err)
 	check(p.Signal(syscall.SIGTERM))
-	for deadline := time.Now().Add(30 * time.Second); p.Signal(syscall.Signal(0)) == nil; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); running(pid); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			log.Fatalf("kube-apiserver %d did not stop within 30s", pid)
 		}
@@ -342,4 +342,15 @@ func cpuSeconds(pid int) float64 {
 	utime, _ := strconv.ParseFloat(f[11], 64)
 	stime, _ := strconv.ParseFloat(f[12], 64)
 	return (utime + stime) / 100
+}
+
+// running says whether pid is a live process: a zombie, which nobody
+// may reap if up.sh's children are not reparented to a reaper, is not.
+func running(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
 }
