@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -20,11 +21,12 @@ import (
 )
 
 var (
-	kubeconfig = flag.String("kubeconfig", "", "measure the server of this kubeconfig instead of starting bin/apiserver (its token must be in system:masters)")
-	pids       = flag.String("pids", "", "comma-separated pids whose RSS is summed as the server's memory (with -kubeconfig)")
-	compare    = flag.Bool("compare", false, "run the scenarios against kube-apiserver from ../shared/reference and against cronplane, and print both with their ratio")
-	runs       = flag.Int("runs", 3, "runs of each side in -compare mode; the table shows the medians")
-	reference  = flag.String("reference", "../shared/reference", "the reference scripts (up.sh, down.sh) for -compare")
+	kubeconfig       = flag.String("kubeconfig", "", "measure the server of this kubeconfig instead of starting bin/apiserver (its token must be in system:masters)")
+	pids             = flag.String("pids", "", "comma-separated pids whose RSS is summed as the server's memory (with -kubeconfig)")
+	compare          = flag.Bool("compare", false, "run the scenarios against kube-apiserver from ../shared/reference and against cronplane, and print both with their ratio")
+	runs             = flag.Int("runs", 3, "runs of each side in -compare mode; the table shows the medians")
+	reference        = flag.String("reference", "../shared/reference", "the reference scripts (up.sh, down.sh) for -compare")
+	refAPIServerArgs = flag.String("ref-apiserver-args", "", "more flags, space-separated, for the reference's kube-apiserver in -compare (it is restarted with them after up.sh)")
 )
 
 // figure is one number of a run, recorded so that -compare can set the
@@ -147,9 +149,13 @@ func runCronplane() {
 			"--controllers", "cronjob", "--kube-api-qps", "1000", "--kube-api-burst", "1000", "--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", "0")
 	}
 	b.jobCM = cronplaneJobControllers
+	b.fresh = freshAPIServer
 	time.Sleep(2 * time.Second)
 	b.suite()
 	stop()
+	if *only != "" {
+		return
+	}
 	// The embedded ceiling: etcd in this process, as cronplane embeds it.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -159,29 +165,11 @@ func runCronplane() {
 	etcdCeiling(s.Client())
 }
 
-// runReference starts etcd and kube-apiserver with up.sh on ports of
-// their own, so that an instance other engineers use is not disturbed; the
-// controller-manager up.sh starts is stopped: the controller scenario
-// starts its own, as configured for it.
+// runReference runs the suite on a reference of its own; the
+// controller scenarios start kube's controllers as configured for them.
 func runReference(refBin string) {
-	run, err := os.MkdirTemp("", "cronplane-bench-ref-")
-	check(err)
-	port, etcdPort := freePort(), freeEtcdPort()
-	env := append(os.Environ(), "REF_RUN="+run, "REF_PORT="+strconv.Itoa(port), "REF_ETCD_PORT="+strconv.Itoa(etcdPort))
-	up := exec.Command(filepath.Join(*reference, "up.sh"))
-	up.Env, up.Stdout, up.Stderr = env, io.Discard, os.Stderr
-	start := time.Now()
-	check(up.Run())
-	down := exec.Command(filepath.Join(*reference, "down.sh"))
-	down.Env = env
-	defer func() { _ = down.Run() }()
-	if pid := pidIn(run, "kube-controller-manager.pid"); pid > 0 {
-		if p, err := os.FindProcess(pid); err == nil {
-			_ = p.Kill()
-		}
-	}
-	b := &bench{side: "kube", pids: []int{pidIn(run, "kube-apiserver.pid"), pidIn(run, "etcd.pid")}}
-	b.waitReady(filepath.Join(run, "admin.kubeconfig"), start)
+	b, run, etcdPort, stop := startReference(refBin, strings.Fields(*refAPIServerArgs)...)
+	defer stop()
 	b.kcmIdentity = func() *identity { return b.controllerManagerFromCA(filepath.Join(run, "certs")) }
 	b.cm = func() *exec.Cmd {
 		return exec.Command(filepath.Join(refBin, "kube-controller-manager"), "--kubeconfig", filepath.Join(run, "admin.kubeconfig"),
@@ -199,12 +187,80 @@ func runReference(refBin string) {
 			}
 		}
 	}
+	b.fresh = func(args ...string) (*bench, func()) {
+		nb, _, _, stop := startReference(refBin, append(strings.Fields(*refAPIServerArgs), args...)...)
+		return nb, stop
+	}
 	time.Sleep(2 * time.Second)
 	b.suite()
+	if *only != "" {
+		return
+	}
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{"http://127.0.0.1:" + strconv.Itoa(etcdPort)}, DialTimeout: 5 * time.Second})
 	check(err)
 	defer func() { _ = cli.Close() }()
 	etcdCeiling(cli)
+}
+
+// startReference starts etcd and kube-apiserver with up.sh in a run
+// directory and on ports of their own, so that an instance other
+// engineers use is not disturbed, and stops the controller-manager up.sh
+// starts. up.sh takes no flags: with args, kube-apiserver is restarted
+// with its command line and args after it.
+func startReference(refBin string, args ...string) (b *bench, run string, etcdPort int, stop func()) {
+	run, err := os.MkdirTemp("", "cronplane-bench-ref-")
+	check(err)
+	port := freePort()
+	etcdPort = freeEtcdPort()
+	env := append(os.Environ(), "REF_RUN="+run, "REF_PORT="+strconv.Itoa(port), "REF_ETCD_PORT="+strconv.Itoa(etcdPort))
+	up := exec.Command(filepath.Join(*reference, "up.sh"))
+	up.Env, up.Stdout, up.Stderr = env, io.Discard, os.Stderr
+	start := time.Now()
+	check(up.Run())
+	stop = func() {
+		down := exec.Command(filepath.Join(*reference, "down.sh"))
+		down.Env = env
+		_ = down.Run()
+		_ = os.RemoveAll(run)
+	}
+	if pid := pidIn(run, "kube-controller-manager.pid"); pid > 0 {
+		if p, err := os.FindProcess(pid); err == nil {
+			_ = p.Kill()
+		}
+	}
+	if len(args) > 0 {
+		restartWith(run, args)
+	}
+	b = &bench{side: "kube", pids: []int{pidIn(run, "kube-apiserver.pid"), pidIn(run, "etcd.pid")}}
+	b.waitReady(filepath.Join(run, "admin.kubeconfig"), start)
+	return b, run, etcdPort, stop
+}
+
+// restartWith stops the kube-apiserver up.sh started in run and starts
+// it again, in the same directory and log, with its command line and
+// args; down.sh stops it by its pid file.
+func restartWith(run string, args []string) {
+	pid := pidIn(run, "kube-apiserver.pid")
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	check(err)
+	p, err := os.FindProcess(pid)
+	check(err)
+	check(p.Signal(syscall.SIGTERM))
+	for deadline := time.Now().Add(30 * time.Second); running(pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			log.Fatalf("kube-apiserver %d did not stop within 30s", pid)
+		}
+	}
+	argv := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+	logFile, err := os.OpenFile(filepath.Join(run, "logs", "kube-apiserver.log"), os.O_APPEND|os.O_WRONLY, 0o644)
+	check(err)
+	defer logFile.Close()
+	cmd := exec.Command(argv[0], append(argv[1:], args...)...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = run, logFile, logFile
+	check(cmd.Start())
+	// Reaped when down.sh stops it.
+	go func() { _ = cmd.Wait() }()
+	check(os.WriteFile(filepath.Join(run, "kube-apiserver.pid"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644))
 }
 
 // jobBenchControllers are the controllers both controller-managers run in
@@ -287,4 +343,15 @@ func cpuSeconds(pid int) float64 {
 	utime, _ := strconv.ParseFloat(f[11], 64)
 	stime, _ := strconv.ParseFloat(f[12], 64)
 	return (utime + stime) / 100
+}
+
+// running says whether pid is a live process: a zombie, which nobody
+// may reap if up.sh's children are not reparented to a reaper, is not.
+func running(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
 }

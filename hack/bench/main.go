@@ -1,7 +1,9 @@
 // Command bench measures the apiserver: start-to-ready time, idle RSS,
 // creates, full and paged lists of 5,000 CronJobs, gets per second with 16
 // clients, watch delivery to 200 watchers, RSS under that load, merge
-// patches, applies, deletes, RSS after cleanup and the CronJob controller.
+// patches, applies, deletes, RSS after cleanup, the CronJob controller,
+// and creates through a validating webhook and a ValidatingAdmissionPolicy
+// (-only admission runs that scenario alone).
 // It starts bin/apiserver on an embedded etcd in a temporary directory on
 // a free loopback port and stops it at the end; -kubeconfig measures a
 // server already running instead, and -compare runs the same scenarios
@@ -53,6 +55,7 @@ var (
 	cmBin        = flag.String("controller-manager", "bin/controller-manager", "controller-manager binary")
 	pad          = flag.Int("pad", 740, "characters of annotation in each CronJob of the simple shape (740 makes the 5,000 a 13 MB JSON list)")
 	shape        = flag.String("shape", "simple", "the CronJobs' shape: simple (a large annotation, a small template) or rich (more typed fields: 4 labels, a Job spec with limits, a container with env, resources and a command)")
+	only         = flag.String("only", "", "run this scenario alone (admission), on either server")
 )
 
 const namespace = "bench"
@@ -77,6 +80,10 @@ type bench struct {
 	// system:kube-controller-manager, for its Lease renewals; nil
 	// impersonates it.
 	kcmIdentity func() *identity
+	// fresh starts another server of the same kind with more flags, for
+	// a scenario that needs them; nil when the benchmark did not start
+	// this one.
+	fresh func(args ...string) (*bench, func())
 }
 
 func main() {
@@ -84,6 +91,9 @@ func main() {
 	log.SetFlags(0)
 	if *shape != "simple" && *shape != "rich" {
 		log.Fatalf("-shape %q: want simple or rich", *shape)
+	}
+	if *only != "" && *only != "admission" {
+		log.Fatalf("-only %q: the scenarios run alone are: admission", *only)
 	}
 	switch {
 	case *compare:
@@ -113,11 +123,12 @@ func main() {
 		return exec.Command(*cmBin, "--kubeconfig", filepath.Join(dir, "controller-manager.kubeconfig"), "--secure-port", "0", "--leader-elect=false", "--use-service-account-credentials")
 	}
 	b.jobCM = cronplaneJobControllers
+	b.fresh = freshAPIServer
 	ready := time.Since(start)
 	time.Sleep(2 * time.Second)
 	report("start to ready", ready.Round(time.Millisecond).String(), "")
 	b.suite()
-	if *instrumentationRounds > 0 && !*apfOnly {
+	if *instrumentationRounds > 0 && !*apfOnly && *only == "" {
 		instrumentationCost(dir)
 	}
 	if *apfRounds > 0 {
@@ -127,6 +138,10 @@ func main() {
 
 // suite runs the scenarios against b's server, whichever it is.
 func (b *bench) suite() {
+	if *only == "admission" {
+		b.admission()
+		return
+	}
 	if *apfOnly {
 		b.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"`+namespace+`"}}`, 201)
 		b.create()
@@ -163,6 +178,7 @@ func (b *bench) suite() {
 	if *jobCount > 0 && b.jobCM != nil {
 		b.jobs()
 	}
+	b.admission()
 }
 
 // controllerManager starts bin/controller-manager, creates CronJobs on
@@ -245,6 +261,15 @@ func startAPIServer(dir string, args ...string) (*bench, func()) {
 		return b.controllerManagerFromKubeconfig(filepath.Join(dir, "controller-manager.kubeconfig"))
 	}
 	return b, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+}
+
+// freshAPIServer starts bin/apiserver in a directory of its own with
+// args.
+func freshAPIServer(args ...string) (*bench, func()) {
+	dir, err := os.MkdirTemp("", "cronplane-bench-")
+	check(err)
+	b, stop := startAPIServer(dir, args...)
+	return b, func() { stop(); _ = os.RemoveAll(dir) }
 }
 
 func (b *bench) waitReady(kubeconfig string, start time.Time) {

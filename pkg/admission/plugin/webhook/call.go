@@ -133,8 +133,11 @@ func encode(obj runtime.Object, kind schema.GroupVersionKind) ([]byte, error) {
 	if obj == nil || reflect.ValueOf(obj).IsNil() {
 		return nil, nil
 	}
-	obj = obj.DeepCopyObject()
-	obj.GetObjectKind().SetGroupVersionKind(kind)
+	if obj.GetObjectKind().GroupVersionKind() != kind {
+		// The write's object is shared: the kind is set on a copy.
+		obj = obj.DeepCopyObject()
+		obj.GetObjectKind().SetGroupVersionKind(kind)
+	}
 	return json.Marshal(obj)
 }
 

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
-	"github.com/google/cel-go/cel"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cronplane/cronplane/pkg/admission"
-	"github.com/cronplane/cronplane/pkg/registry/admissionregistration"
 )
 
 // invocation is a webhook to call and the version of the resource it
@@ -170,34 +167,20 @@ func labelsMatch(s labels.Selector, objs ...runtime.Object) bool {
 	return false
 }
 
-// programs caches compiled match conditions by expression.
-var programs sync.Map
-
-func program(expr string) (cel.Program, error) {
-	if p, ok := programs.Load(expr); ok {
-		return p.(cel.Program), nil
-	}
-	p, err := admissionregistration.CompileMatchCondition(expr)
-	if err != nil {
-		return nil, err
-	}
-	programs.Store(expr, p)
-	return p, nil
-}
-
 // conditionsMatch evaluates the webhook's matchConditions: any false one
 // excludes the request; otherwise an error is returned if one failed.
-func conditionsMatch(ctx context.Context, conds []admissionregistrationv1.MatchCondition, object, oldObject runtime.Object, request map[string]interface{}) (bool, error) {
+// request is only built when there are conditions.
+func conditionsMatch(ctx context.Context, conds []condition, object, oldObject runtime.Object, request func() map[string]interface{}) (bool, error) {
 	if len(conds) == 0 {
 		return true, nil
 	}
-	vars := map[string]interface{}{"object": toMap(object), "oldObject": toMap(oldObject), "request": request}
+	vars := map[string]interface{}{"object": toMap(object), "oldObject": toMap(oldObject), "request": request()}
 	var firstErr error
 	for _, c := range conds {
-		p, err := program(c.Expression)
+		err := c.err
 		if err == nil {
 			var out interface{}
-			val, _, evalErr := p.ContextEval(ctx, vars)
+			val, _, evalErr := c.program.ContextEval(ctx, vars)
 			if evalErr == nil {
 				out = val.Value()
 			}
@@ -211,7 +194,7 @@ func conditionsMatch(ctx context.Context, conds []admissionregistrationv1.MatchC
 			}
 		}
 		if err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("failed to evaluate match condition %q: %w", c.Name, err)
+			firstErr = fmt.Errorf("failed to evaluate match condition %q: %w", c.name, err)
 		}
 	}
 	return firstErr == nil, firstErr
@@ -250,7 +233,7 @@ func prepare(ctx context.Context, inv *invocation, a *admission.Attributes) (run
 	if err != nil {
 		return nil, nil, &callError{name: h.name, reason: fmt.Errorf("could not create admission objects: %w", err), status: apierrors.NewBadRequest("error creating admission objects")}
 	}
-	if ok, err := conditionsMatch(ctx, h.conditions, obj, old, requestMap(req)); err != nil || !ok {
+	if ok, err := conditionsMatch(ctx, h.conditions, obj, old, func() map[string]interface{} { return requestMap(req) }); err != nil || !ok {
 		if err != nil {
 			return nil, nil, &callError{name: h.name, reason: err, status: apierrors.NewBadRequest("error evaluating match conditions")}
 		}

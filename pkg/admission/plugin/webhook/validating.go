@@ -39,6 +39,11 @@ func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) erro
 			invs = append(invs, inv)
 		}
 	}
+	if len(invs) == 1 {
+		// Nothing to run beside it: a goroutine would only cost a new
+		// stack, grown again by the encoding.
+		return v.validate(ctx, invs[0], a)
+	}
 	errs := make([]error, len(invs))
 	var wg sync.WaitGroup
 	for i, inv := range invs {

@@ -11,8 +11,11 @@ package webhook
 
 import (
 	"context"
+	"slices"
 	"sort"
+	"sync/atomic"
 
+	"github.com/google/cel-go/cel"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +25,7 @@ import (
 
 	"github.com/cronplane/cronplane/pkg/admission"
 	"github.com/cronplane/cronplane/pkg/metrics"
+	"github.com/cronplane/cronplane/pkg/registry/admissionregistration"
 )
 
 // Source lists the stored webhook configurations; the apiserver reads
@@ -83,6 +87,29 @@ type dispatcher struct {
 	Config
 	clients *clients
 	metrics *webhookMetrics
+	// The hooks last built, with the configurations they were built
+	// from: rebuilt only when those change.
+	mutating   atomic.Pointer[hookSet[admissionregistrationv1.MutatingWebhookConfiguration]]
+	validating atomic.Pointer[hookSet[admissionregistrationv1.ValidatingWebhookConfiguration]]
+}
+
+// hookSet is the hooks of a list of configurations.
+type hookSet[C any] struct {
+	configs []*C
+	hooks   []hook
+}
+
+// cachedHooks returns the hooks of configs, building them unless they
+// were built from the same configurations last time. Stored objects are
+// replaced, never changed, when updated: the same pointers are the same
+// configurations.
+func cachedHooks[C any](last *atomic.Pointer[hookSet[C]], configs []*C, build func([]*C) []hook) []hook {
+	if set := last.Load(); set != nil && slices.Equal(set.configs, configs) {
+		return set.hooks
+	}
+	set := &hookSet[C]{configs: configs, hooks: build(configs)}
+	last.Store(set)
+	return set.hooks
 }
 
 // Handles: webhooks may register for every operation.
@@ -103,8 +130,24 @@ type hook struct {
 	timeout     int32
 	client      admissionregistrationv1.WebhookClientConfig
 	versions    []string
-	conditions  []admissionregistrationv1.MatchCondition
+	conditions  []condition
 	reinvoke    bool
+}
+
+// condition is a matchCondition compiled, or why it does not compile.
+type condition struct {
+	name    string
+	program cel.Program
+	err     error
+}
+
+func compileConditions(conds []admissionregistrationv1.MatchCondition) []condition {
+	out := make([]condition, len(conds))
+	for i, c := range conds {
+		out[i].name = c.Name
+		out[i].program, out[i].err = admissionregistration.CompileMatchCondition(c.Expression)
+	}
+	return out
 }
 
 // exempt are the resources no webhook sees, so that a broken webhook
@@ -125,13 +168,18 @@ func (d *dispatcher) mutatingHooks(ctx context.Context) ([]hook, error) {
 	if err != nil {
 		return nil, err
 	}
+	return cachedHooks(&d.mutating, configs, buildMutating), nil
+}
+
+func buildMutating(configs []*admissionregistrationv1.MutatingWebhookConfiguration) []hook {
+	configs = slices.Clone(configs)
 	sort.Slice(configs, func(i, j int) bool { return configs[i].Name < configs[j].Name })
 	var hooks []hook
 	for _, c := range configs {
 		for _, w := range c.Webhooks {
 			h := hook{
 				configuration: c.Name, name: w.Name, rules: w.Rules,
-				client: w.ClientConfig, versions: w.AdmissionReviewVersions, conditions: w.MatchConditions,
+				client: w.ClientConfig, versions: w.AdmissionReviewVersions, conditions: compileConditions(w.MatchConditions),
 				reinvoke: w.ReinvocationPolicy != nil && *w.ReinvocationPolicy == admissionregistrationv1.IfNeededReinvocationPolicy,
 			}
 			h.setCommon(w.FailurePolicy, w.MatchPolicy, w.SideEffects, w.TimeoutSeconds)
@@ -139,7 +187,7 @@ func (d *dispatcher) mutatingHooks(ctx context.Context) ([]hook, error) {
 			hooks = append(hooks, h)
 		}
 	}
-	return hooks, nil
+	return hooks
 }
 
 func (d *dispatcher) validatingHooks(ctx context.Context) ([]hook, error) {
@@ -147,20 +195,25 @@ func (d *dispatcher) validatingHooks(ctx context.Context) ([]hook, error) {
 	if err != nil {
 		return nil, err
 	}
+	return cachedHooks(&d.validating, configs, buildValidating), nil
+}
+
+func buildValidating(configs []*admissionregistrationv1.ValidatingWebhookConfiguration) []hook {
+	configs = slices.Clone(configs)
 	sort.Slice(configs, func(i, j int) bool { return configs[i].Name < configs[j].Name })
 	var hooks []hook
 	for _, c := range configs {
 		for _, w := range c.Webhooks {
 			h := hook{
 				configuration: c.Name, name: w.Name, rules: w.Rules,
-				client: w.ClientConfig, versions: w.AdmissionReviewVersions, conditions: w.MatchConditions,
+				client: w.ClientConfig, versions: w.AdmissionReviewVersions, conditions: compileConditions(w.MatchConditions),
 			}
 			h.setCommon(w.FailurePolicy, w.MatchPolicy, w.SideEffects, w.TimeoutSeconds)
 			h.setSelectors(w.NamespaceSelector, w.ObjectSelector)
 			hooks = append(hooks, h)
 		}
 	}
-	return hooks, nil
+	return hooks
 }
 
 // setCommon fills the fields stored objects always have (they are

@@ -295,3 +295,61 @@ func TestValidating_ServiceClientConfigIsResolved(t *testing.T) {
 		})
 	}
 }
+
+// switchingSource returns whichever configurations it holds now.
+type switchingSource struct {
+	validating *[]*admissionregistrationv1.ValidatingWebhookConfiguration
+}
+
+func (s switchingSource) MutatingWebhookConfigurations(context.Context) ([]*admissionregistrationv1.MutatingWebhookConfiguration, error) {
+	return nil, nil
+}
+
+func (s switchingSource) ValidatingWebhookConfigurations(context.Context) ([]*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+	return *s.validating, nil
+}
+
+// The hooks are built once for a set of configurations and rebuilt when
+// a configuration is replaced, as an update replaces a stored object.
+func TestValidating_RebuildsHooksOnlyWhenConfigurationsChange(t *testing.T) {
+	srv := startServer(t)
+	srv.Always("/allow", webhookserver.Response{})
+	srv.Always("/deny", webhookserver.Response{Deny: true, Message: "no"})
+	config := func(path string) *admissionregistrationv1.ValidatingWebhookConfiguration {
+		u, none := srv.URL+path, admissionregistrationv1.SideEffectClassNone
+		return &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name: "hook.example.com", SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &u, CABundle: srv.CABundle},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{"*"},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+			}},
+			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "always", Expression: "true"}},
+		}}}
+	}
+	current := []*admissionregistrationv1.ValidatingWebhookConfiguration{config("/allow")}
+	_, v := New(Config{Source: switchingSource{&current}, Namespaces: fakeNamespaces{"plain": nil}, Resources: fakeResources{}, Metrics: metrics.NewRegistry()})
+	ctx := context.Background()
+	var first []hook
+	for i := 0; i < 3; i++ {
+		if err := v.Validate(ctx, configMapWrite("plain", nil, false)); err != nil {
+			t.Fatal(err)
+		}
+		hooks, err := v.validatingHooks(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = hooks
+		} else if &hooks[0] != &first[0] {
+			t.Fatalf("write %d: hooks rebuilt for the same configurations", i)
+		}
+	}
+	current = []*admissionregistrationv1.ValidatingWebhookConfiguration{config("/deny")}
+	if err := v.Validate(ctx, configMapWrite("plain", nil, false)); err == nil || !strings.Contains(err.Error(), "denied the request: no") {
+		t.Fatalf("after the configuration changed: got %v, want the new webhook's refusal", err)
+	}
+	if len(srv.Reviews("/allow")) != 3 || len(srv.Reviews("/deny")) != 1 {
+		t.Fatalf("reviews: %d to /allow, %d to /deny; want 3 and 1", len(srv.Reviews("/allow")), len(srv.Reviews("/deny")))
+	}
+}
