@@ -47,20 +47,20 @@ const (
 	PolicyStringOrNull
 )
 
-// PolicyDecls say which of the optional variables an expression sees:
+// policyDecls say which of the optional variables an expression sees:
 // params only when the policy has a paramKind, the authorizer in
 // matchConditions, variables and validations (not in messageExpressions
 // and auditAnnotations), as kube declares them.
-type PolicyDecls struct {
+type policyDecls struct {
 	Params, Authorizer bool
 }
 
 var (
 	policyEnvMu sync.Mutex
-	policyEnvs  = map[PolicyDecls]*cel.Env{}
+	policyEnvs  = map[policyDecls]*cel.Env{}
 )
 
-func policyEnvironment(d PolicyDecls) (*cel.Env, error) {
+func policyEnvironment(d policyDecls) (*cel.Env, error) {
 	policyEnvMu.Lock()
 	defer policyEnvMu.Unlock()
 	if env, ok := policyEnvs[d]; ok {
@@ -74,7 +74,6 @@ func policyEnvironment(d PolicyDecls) (*cel.Env, error) {
 		cel.Variable(objectVar, cel.DynType),
 		cel.Variable(oldObjectVar, cel.DynType),
 		cel.Variable(requestVar, cel.DynType),
-		cel.Variable(variablesVar, cel.MapType(cel.StringType, cel.DynType)),
 	}
 	opts = append(opts, namespaceObjectDecl()...)
 	if d.Params {
@@ -116,14 +115,63 @@ func namespaceObjectDecl() []cel.EnvOption {
 type PolicyProgram struct {
 	src string
 	p   *program
+	out *cel.Type
 }
 
-// CompilePolicyExpression compiles expr, which must evaluate to want,
-// with the variables decls declares.
+// variablesTypeName is the type kube gives `variables`.
+const variablesTypeName = "kubernetes.variables"
+
+// PolicyCompiler compiles the expressions of one policy. As kube's, it
+// types `variables` as an object whose fields are the variables compiled
+// so far, each of its expression's type (dyn when it did not compile):
+// `variables.odd` is a bool where a validation must be one, and a
+// variable not declared before is a compile error. Not safe for
+// concurrent use; the programs it returns are.
+type PolicyCompiler struct {
+	params bool
+	vars   *objectDecl
+	envs   map[bool]*cel.Env
+}
+
+// NewPolicyCompiler returns a compiler for a policy that has a paramKind
+// when params.
+func NewPolicyCompiler(params bool) *PolicyCompiler {
+	return &PolicyCompiler{
+		params: params,
+		vars:   &objectDecl{t: cel.ObjectType(variablesTypeName), fields: map[string]*types.FieldType{}},
+		envs:   map[bool]*cel.Env{},
+	}
+}
+
+// env is the environment with the authorizer declared or not.
+func (c *PolicyCompiler) env(authorizer bool) (*cel.Env, error) {
+	if env, ok := c.envs[authorizer]; ok {
+		return env, nil
+	}
+	base, err := policyEnvironment(policyDecls{Params: c.params, Authorizer: authorizer})
+	if err != nil {
+		return nil, err
+	}
+	objects := map[string]*objectDecl{variablesTypeName: c.vars}
+	env, err := base.Extend(
+		func(e *cel.Env) (*cel.Env, error) {
+			return cel.CustomTypeProvider(&provider{base: e.CELTypeProvider(), objects: objects})(e)
+		},
+		cel.Variable(variablesVar, c.vars.t))
+	if err != nil {
+		return nil, err
+	}
+	c.envs[authorizer] = env
+	return env, nil
+}
+
+// Compile compiles expr, which must evaluate to want; authorizer
+// declares the authorizer, as kube does in matchConditions, variables
+// and validations (not in messageExpressions and auditAnnotations).
 // A failure comes back as kube words it in a policy's validation
 // ("compilation failed: ...", "must evaluate to bool").
-func CompilePolicyExpression(expr string, want PolicyResult, decls PolicyDecls) (*PolicyProgram, error) {
-	env, err := policyEnvironment(decls)
+func (c *PolicyCompiler) Compile(expr string, want PolicyResult, authorizer bool) (*PolicyProgram, error) {
+	env, err := c.env(authorizer)
 	if err != nil {
 		return nil, fmt.Errorf("compiler initialization failed: %v", err)
 	}
@@ -138,7 +186,19 @@ func CompilePolicyExpression(expr string, want PolicyResult, decls PolicyDecls) 
 	if err != nil {
 		return nil, fmt.Errorf("program instantiation failed: %v", err)
 	}
-	return &PolicyProgram{src: expr, p: p}, nil
+	return &PolicyProgram{src: expr, p: p, out: ast.OutputType()}, nil
+}
+
+// CompileVariable compiles the expression of variable name and declares
+// the variable, with its type, to the expressions compiled after it.
+func (c *PolicyCompiler) CompileVariable(name, expr string) (*PolicyProgram, error) {
+	p, err := c.Compile(expr, PolicyAny, true)
+	t := cel.DynType
+	if err == nil {
+		t = p.out
+	}
+	c.vars.fields[name] = &types.FieldType{Type: t}
+	return p, err
 }
 
 func checkResult(t *cel.Type, want PolicyResult) error {

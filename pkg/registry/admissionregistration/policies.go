@@ -238,18 +238,21 @@ func ValidatePolicy(p *v1beta1.ValidatingAdmissionPolicy) field.ErrorList {
 			field.Required(path.Child("validations"), "validations or auditAnnotations must contain at least one item"),
 			field.Required(path.Child("auditAnnotations"), "validations or auditAnnotations must contain at least one item"))
 	}
-	params := spec.ParamKind != nil
-	errs = append(errs, validateMatchConditions(spec.MatchConditions, params, path.Child("matchConditions"))...)
+	// Variables first: the expressions after them see their types.
+	comp := cel.NewPolicyCompiler(spec.ParamKind != nil)
+	var varErrs field.ErrorList
 	for i, v := range spec.Variables {
-		errs = append(errs, validateVariable(v, params, path.Child("variables").Index(i))...)
+		varErrs = append(varErrs, validateVariable(comp, v, path.Child("variables").Index(i))...)
 	}
+	errs = append(errs, validateMatchConditions(comp, spec.MatchConditions, path.Child("matchConditions"))...)
+	errs = append(errs, varErrs...)
 	for i, v := range spec.Validations {
-		errs = append(errs, validateValidation(v, params, path.Child("validations").Index(i))...)
+		errs = append(errs, validateValidation(comp, v, path.Child("validations").Index(i))...)
 	}
 	keys := sets.New[string]()
 	for i, a := range spec.AuditAnnotations {
 		at := path.Child("auditAnnotations").Index(i)
-		errs = append(errs, validateAuditAnnotation(p.Name, a, params, at)...)
+		errs = append(errs, validateAuditAnnotation(comp, p.Name, a, at)...)
 		if a.Key != "" {
 			if keys.Has(a.Key) {
 				errs = append(errs, field.Duplicate(at.Child("key"), a.Key))
@@ -421,7 +424,7 @@ func validateResources(resources []string, path *field.Path) field.ErrorList {
 	return errs
 }
 
-func validateMatchConditions(conds []v1beta1.MatchCondition, params bool, path *field.Path) field.ErrorList {
+func validateMatchConditions(comp *cel.PolicyCompiler, conds []v1beta1.MatchCondition, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(conds) > 64 {
 		errs = append(errs, field.TooMany(path, len(conds), 64))
@@ -432,7 +435,7 @@ func validateMatchConditions(conds []v1beta1.MatchCondition, params bool, path *
 		if strings.TrimSpace(c.Expression) == "" {
 			errs = append(errs, field.Required(at.Child("expression"), ""))
 		} else {
-			errs = append(errs, compileErrors(c.Expression, cel.PolicyBool, cel.PolicyDecls{Params: params, Authorizer: true}, at.Child("expression"))...)
+			errs = append(errs, compileErrors(comp, c.Expression, cel.PolicyBool, true, at.Child("expression"))...)
 		}
 		if c.Name == "" {
 			errs = append(errs, field.Required(at.Child("name"), ""))
@@ -449,7 +452,7 @@ func validateMatchConditions(conds []v1beta1.MatchCondition, params bool, path *
 	return errs
 }
 
-func validateVariable(v v1beta1.Variable, params bool, path *field.Path) field.ErrorList {
+func validateVariable(comp *cel.PolicyCompiler, v v1beta1.Variable, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if strings.TrimSpace(v.Name) == "" {
 		errs = append(errs, field.Required(path.Child("name"), "name is not specified"))
@@ -459,23 +462,23 @@ func validateVariable(v v1beta1.Variable, params bool, path *field.Path) field.E
 	if strings.TrimSpace(v.Expression) == "" {
 		errs = append(errs, field.Required(path.Child("expression"), "expression is not specified"))
 	} else {
-		errs = append(errs, compileErrors(v.Expression, cel.PolicyAny, cel.PolicyDecls{Params: params, Authorizer: true}, path.Child("expression"))...)
+		errs = append(errs, variableErrors(comp, v.Name, v.Expression, path.Child("expression"))...)
 	}
 	return errs
 }
 
-func validateValidation(v v1beta1.Validation, params bool, path *field.Path) field.ErrorList {
+func validateValidation(comp *cel.PolicyCompiler, v v1beta1.Validation, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if strings.TrimSpace(v.Expression) == "" {
 		errs = append(errs, field.Required(path.Child("expression"), "expression is not specified"))
 	} else {
-		errs = append(errs, compileErrors(v.Expression, cel.PolicyBool, cel.PolicyDecls{Params: params, Authorizer: true}, path.Child("expression"))...)
+		errs = append(errs, compileErrors(comp, v.Expression, cel.PolicyBool, true, path.Child("expression"))...)
 	}
 	msgExpr := strings.TrimSpace(v.MessageExpression)
 	if v.MessageExpression != "" && msgExpr == "" {
 		errs = append(errs, field.Required(path.Child("messageExpression"), "messageExpression must be non-empty if specified"))
 	} else if msgExpr != "" {
-		errs = append(errs, compileErrors(v.MessageExpression, cel.PolicyString, cel.PolicyDecls{Params: params}, path.Child("messageExpression"))...)
+		errs = append(errs, compileErrors(comp, v.MessageExpression, cel.PolicyString, false, path.Child("messageExpression"))...)
 	}
 	msg := strings.TrimSpace(v.Message)
 	if v.Message != "" && msg == "" {
@@ -489,7 +492,7 @@ func validateValidation(v v1beta1.Validation, params bool, path *field.Path) fie
 	return errs
 }
 
-func validateAuditAnnotation(policyName string, a v1beta1.AuditAnnotation, params bool, path *field.Path) field.ErrorList {
+func validateAuditAnnotation(comp *cel.PolicyCompiler, policyName string, a v1beta1.AuditAnnotation, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if policyName == "" {
 		errs = append(errs, field.Invalid(path.Child("key"), a.Key, "requires metadata.name be non-empty"))
@@ -506,13 +509,13 @@ func validateAuditAnnotation(policyName string, a v1beta1.AuditAnnotation, param
 	case len(value) > 5*1024:
 		errs = append(errs, field.TooLong(path.Child("valueExpression"), "", 5*1024))
 	default:
-		errs = append(errs, compileErrors(a.ValueExpression, cel.PolicyStringOrNull, cel.PolicyDecls{Params: params}, path.Child("valueExpression"))...)
+		errs = append(errs, compileErrors(comp, a.ValueExpression, cel.PolicyStringOrNull, false, path.Child("valueExpression"))...)
 	}
 	return errs
 }
 
-func compileErrors(expr string, want cel.PolicyResult, decls cel.PolicyDecls, path *field.Path) field.ErrorList {
-	if _, err := cel.CompilePolicyExpression(expr, want, decls); err != nil {
+func compileErrors(comp *cel.PolicyCompiler, expr string, want cel.PolicyResult, authorizer bool, path *field.Path) field.ErrorList {
+	if _, err := comp.Compile(expr, want, authorizer); err != nil {
 		return field.ErrorList{field.Invalid(path, expr, err.Error())}
 	}
 	return nil
@@ -599,4 +602,13 @@ func validatePathSegmentName(name string) []string {
 		}
 	}
 	return msgs
+}
+
+// variableErrors compiles variable name's expression and declares it to
+// the expressions validated after it.
+func variableErrors(comp *cel.PolicyCompiler, name, expr string, path *field.Path) field.ErrorList {
+	if _, err := comp.CompileVariable(name, expr); err != nil {
+		return field.ErrorList{field.Invalid(path, expr, err.Error())}
+	}
+	return nil
 }

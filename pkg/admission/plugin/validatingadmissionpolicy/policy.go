@@ -442,13 +442,14 @@ type compiledValidation struct {
 	message *compiledExpr
 }
 
-func compileExpr(name, src string, want cel.PolicyResult, decls cel.PolicyDecls) compiledExpr {
-	prg, err := cel.CompilePolicyExpression(src, want, decls)
+func compileExpr(comp *cel.PolicyCompiler, name, src string, want cel.PolicyResult, authorizer bool) compiledExpr {
+	prg, err := comp.Compile(src, want, authorizer)
 	return compiledExpr{name: name, src: src, prg: prg, err: err}
 }
 
 // compile returns the policy compiled, from the cache while its
-// resourceVersion stays.
+// resourceVersion stays. Variables come first, as kube compiles them,
+// so that the expressions after them see their types.
 func (p *Plugin) compile(pol *v1beta1.ValidatingAdmissionPolicy) *compiledPolicy {
 	p.mu.Lock()
 	c, ok := p.compiled[pol.UID]
@@ -457,29 +458,28 @@ func (p *Plugin) compile(pol *v1beta1.ValidatingAdmissionPolicy) *compiledPolicy
 		return c
 	}
 	c = &compiledPolicy{resourceVersion: pol.ResourceVersion, vars: map[string]*cel.PolicyProgram{}, varErrs: map[string]error{}}
-	params := pol.Spec.ParamKind != nil
-	withAuthz, withoutAuthz := cel.PolicyDecls{Params: params, Authorizer: true}, cel.PolicyDecls{Params: params}
-	for _, m := range pol.Spec.MatchConditions {
-		c.matchConditions = append(c.matchConditions, compileExpr(m.Name, m.Expression, cel.PolicyBool, withAuthz))
-	}
+	comp := cel.NewPolicyCompiler(pol.Spec.ParamKind != nil)
 	for _, v := range pol.Spec.Variables {
 		c.varNames = append(c.varNames, v.Name)
-		if prg, err := cel.CompilePolicyExpression(v.Expression, cel.PolicyAny, withAuthz); err != nil {
+		if prg, err := comp.CompileVariable(v.Name, v.Expression); err != nil {
 			c.varErrs[v.Name] = err
 		} else {
 			c.vars[v.Name] = prg
 		}
 	}
+	for _, m := range pol.Spec.MatchConditions {
+		c.matchConditions = append(c.matchConditions, compileExpr(comp, m.Name, m.Expression, cel.PolicyBool, true))
+	}
 	for _, v := range pol.Spec.Validations {
-		cv := compiledValidation{v: v, expr: compileExpr("", v.Expression, cel.PolicyBool, withAuthz)}
+		cv := compiledValidation{v: v, expr: compileExpr(comp, "", v.Expression, cel.PolicyBool, true)}
 		if strings.TrimSpace(v.MessageExpression) != "" {
-			m := compileExpr("", v.MessageExpression, cel.PolicyString, withoutAuthz)
+			m := compileExpr(comp, "", v.MessageExpression, cel.PolicyString, false)
 			cv.message = &m
 		}
 		c.validations = append(c.validations, cv)
 	}
 	for _, a := range pol.Spec.AuditAnnotations {
-		c.audits = append(c.audits, compileExpr(a.Key, a.ValueExpression, cel.PolicyStringOrNull, withoutAuthz))
+		c.audits = append(c.audits, compileExpr(comp, a.Key, a.ValueExpression, cel.PolicyStringOrNull, false))
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -196,6 +196,14 @@ func TestValidate_EvaluatesBindingsAsKube(t *testing.T) {
 		write:   cronJobWrite("a", "* * * * *", nil),
 		wantErr: "failed expression: variables.sched != '* * * * *'", wantCode: 422,
 	}, {
+		name: "a variable has its expression's type, so a bool variable is a validation",
+		policy: policy(func(s *v1beta1.ValidatingAdmissionPolicySpec) {
+			s.Variables = []v1beta1.Variable{{Name: "sched", Expression: "object.spec.schedule"}, {Name: "notEveryMinute", Expression: "variables.sched != '* * * * *'"}}
+			s.Validations = []v1beta1.Validation{{Expression: "variables.notEveryMinute"}}
+		}),
+		write:   cronJobWrite("a", "* * * * *", nil),
+		wantErr: "failed expression: variables.notEveryMinute", wantCode: 422,
+	}, {
 		name: "a false matchCondition skips the policy, even beside an error",
 		policy: policy(func(s *v1beta1.ValidatingAdmissionPolicySpec) {
 			s.MatchConditions = []v1beta1.MatchCondition{{Name: "e", Expression: "object.nope == 1"}, {Name: "f", Expression: "object.metadata.name == 'other'"}}
