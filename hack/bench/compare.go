@@ -26,6 +26,7 @@ var (
 	compare          = flag.Bool("compare", false, "run the scenarios against kube-apiserver from ../shared/reference and against cronplane, and print both with their ratio")
 	runs             = flag.Int("runs", 3, "runs of each side in -compare mode; the table shows the medians")
 	reference        = flag.String("reference", "../shared/reference", "the reference scripts (up.sh, down.sh) for -compare")
+	apiserverArgs    = flag.String("apiserver-args", "", "more flags, space-separated, for cronplane's apiserver in the suite (e.g. the same --max-requests-inflight as -ref-apiserver-args)")
 	refAPIServerArgs = flag.String("ref-apiserver-args", "", "more flags, space-separated, for the reference's kube-apiserver in -compare (it is restarted with them after up.sh)")
 )
 
@@ -140,7 +141,7 @@ func runCronplane() {
 	dir, err := os.MkdirTemp("", "cronplane-bench-")
 	check(err)
 	defer os.RemoveAll(dir)
-	b, stop := startAPIServer(dir)
+	b, stop := startAPIServer(dir, strings.Fields(*apiserverArgs)...)
 	b.cm = func() *exec.Cmd {
 		// As the reference's below: the CronJob controller alone, the same
 		// client rate limits, and the admin kubeconfig (a token in

@@ -113,7 +113,7 @@ func main() {
 	check(err)
 	defer os.RemoveAll(dir)
 	start := time.Now()
-	b, stop := startAPIServer(dir)
+	b, stop := startAPIServer(dir, strings.Fields(*apiserverArgs)...)
 	defer stop()
 	if *writeProfiles != "" {
 		b.profileWrites()
