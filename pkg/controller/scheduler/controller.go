@@ -105,11 +105,16 @@ func New(client kubernetes.Interface, pods coreinformers.PodInformer, nodes core
 	if err == nil {
 		c.synced = append(c.synced, podsSeen.HasSynced)
 	}
-	// A node that appears or changes may fit pods none did.
-	_, _ = nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	// A node that appears or changes may fit pods none did. Its handler
+	// counts in synced too, so that the pods it queues for the nodes
+	// listed at start are queued before Run starts.
+	nodesSeen, err := nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(interface{}) { c.enqueuePending() },
 		UpdateFunc: func(_, _ interface{}) { c.enqueuePending() },
 	})
+	if err == nil {
+		c.synced = append(c.synced, nodesSeen.HasSynced)
+	}
 	return c
 }
 
@@ -350,6 +355,12 @@ func (c *Controller) states(nodes []*corev1.Node) map[string]*nodeState {
 // a FailedScheduling event and the PodScheduled condition False; then
 // the pod waits for a change, or five minutes.
 func (c *Controller) unschedulable(ctx context.Context, pod *corev1.Pod, key, message string) (time.Duration, error) {
+	// The failure counts before the condition is written: the informer
+	// may hand that write back before UpdateStatus returns, and the pod
+	// must then wait out its backoff, not be queued at once.
+	c.mu.Lock()
+	c.failures[key] = failure{count: c.failures[key].count + 1, last: c.now()}
+	c.mu.Unlock()
 	c.recorder.Event(pod, corev1.EventTypeWarning, "FailedScheduling", message)
 	if cond := condition(pod); cond == nil || cond.Status != corev1.ConditionFalse || cond.Reason != corev1.PodReasonUnschedulable || cond.Message != message {
 		updated := pod.DeepCopy()
@@ -358,9 +369,6 @@ func (c *Controller) unschedulable(ctx context.Context, pod *corev1.Pod, key, me
 			return 0, fmt.Errorf("updating the PodScheduled condition: %w", err)
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.failures[key] = failure{count: c.failures[key].count + 1, last: c.now()}
 	return unschedulableRetry, nil
 }
 
