@@ -29,7 +29,6 @@ import (
 
 var (
 	noisyNeighbour = flag.Bool("noisy-neighbour", true, "run the API Priority and Fairness noisy-neighbour scenario (user A floods full LISTs while user B and a controller-manager Lease renewal are timed)")
-	apfOnly        = flag.Bool("apf-only", false, "run only the CronJob creates and the noisy-neighbour scenario (and, without -compare, the APF on/off overhead)")
 	noisyPhase     = flag.Duration("noisy-phase", 20*time.Second, "how long user B and the Lease renewal are timed in each phase (without A, with A)")
 	noisyListers   = flag.Int("noisy-listers", 64, "user A's concurrent full LISTs")
 	noisyRate      = flag.Int("noisy-rate", 50, "user B's requests per second, four GETs to one create")
