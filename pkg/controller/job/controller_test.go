@@ -343,6 +343,18 @@ func TestRun_JobsCompleteOverInformers(t *testing.T) {
 		pod.ResourceVersion = "1"
 		return true, pod, client.Tracker().Create(podsGVR, pod, pod.Namespace)
 	})
+	// The fake clientset replays nothing to a watch: objects created
+	// before the informers watch would never reach them, so the Jobs are
+	// created once each watch is registered.
+	watches := make(chan string, 8)
+	client.PrependWatchReactor("*", func(action k8stesting.Action) (bool, watch.Interface, error) {
+		w, err := client.Tracker().Watch(action.GetResource(), action.GetNamespace())
+		select {
+		case watches <- action.GetResource().Resource:
+		default:
+		}
+		return true, w, err
+	})
 	factory := informers.NewSharedInformerFactory(client, 0)
 	c, err := New(client, factory.Batch().V1().Jobs(), factory.Core().V1().Pods(), record.NewFakeRecorder(1000), clock.RealClock{})
 	if err != nil {
@@ -350,14 +362,22 @@ func TestRun_JobsCompleteOverInformers(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// Watching before any pod exists: the fake clientset replays nothing.
 	w, err := client.CoreV1().Pods("ns").Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	<-watches
 	go fakeNode(ctx, client, w)
 	factory.Start(ctx.Done())
 	go c.Run(ctx, 2)
+	for seen := map[string]bool{}; !seen["jobs"] || !seen["pods"]; {
+		select {
+		case r := <-watches:
+			seen[r] = true
+		case <-ctx.Done():
+			t.Fatal("the informers did not watch")
+		}
+	}
 
 	for i := 0; i < 5; i++ {
 		job := newJob(2, 3)
