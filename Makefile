@@ -57,7 +57,7 @@ test-short:
 BENCH_ARGS ?=
 bench: build
 	$(GO) run ./hack/bench -apiserver $(BIN)/apiserver $(BENCH_ARGS)
-	$(GO) test -run '^$$' -bench . -benchmem ./pkg/auth/authorizer/rbac ./pkg/cel
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/auth/authorizer/rbac ./pkg/cel ./pkg/admission/plugin/webhook
 
 # The same scenarios against kube-apiserver v1.29 from ../shared/reference
 # (skipped with a message when it is not built) and cronplane, in turns;

@@ -131,7 +131,7 @@ func main() {
 	if *instrumentationRounds > 0 && *only == "" {
 		instrumentationCost(dir)
 	}
-	if *apfRounds > 0 {
+	if *apfRounds > 0 && (*only == "" || *only == "apf") {
 		apfOverhead(dir)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -44,6 +45,9 @@ type Handler func(*admissionv1.AdmissionRequest) Response
 type Review struct {
 	APIVersion string
 	Request    *admissionv1.AdmissionRequest
+	// Proto is the HTTP version it came over; Query the URL's query.
+	Proto string
+	Query url.Values
 }
 
 // Server is a running webhook.
@@ -114,7 +118,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	h := s.handlers[r.URL.Path]
-	s.reviews[r.URL.Path] = append(s.reviews[r.URL.Path], Review{APIVersion: review.APIVersion, Request: review.Request})
+	s.reviews[r.URL.Path] = append(s.reviews[r.URL.Path], Review{APIVersion: review.APIVersion, Request: review.Request, Proto: r.Proto, Query: r.URL.Query()})
 	s.mu.Unlock()
 	if h == nil {
 		http.NotFound(w, r)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/uuid"
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -151,22 +152,17 @@ func (d *dispatcher) call(ctx context.Context, h *hook, req *admissionv1.Admissi
 	if !ok {
 		return nil, fail(errors.New("webhook does not accept known AdmissionReview versions"), apierrors.NewBadRequest("error creating admission objects"))
 	}
-	review := admissionv1.AdmissionReview{TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/" + version, Kind: "AdmissionReview"}, Request: req}
-	body, err := json.Marshal(review)
+	body, err := reviewBody(version, req)
 	if err != nil {
 		return nil, fail(fmt.Errorf("could not create admission objects: %w", err), apierrors.NewBadRequest("error creating admission objects"))
 	}
-	target, client, err := d.target(ctx, h)
+	client, err := d.client(ctx, &h.endpoint)
 	if err != nil {
 		return nil, fail(fmt.Errorf("could not get REST client: %w", err), apierrors.NewBadRequest("error getting REST client"))
 	}
-	timeout := time.Duration(h.timeout) * time.Second
-	q := target.Query()
-	q.Set("timeout", timeout.String())
-	target.RawQuery = q.Encode()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(h.timeout)*time.Second)
 	defer cancel()
-	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, target.String(), bytes.NewReader(body))
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, h.endpoint.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, fail(fmt.Errorf("could not get REST client: %w", err), apierrors.NewBadRequest("error getting REST client"))
 	}
@@ -195,6 +191,51 @@ func (d *dispatcher) call(ctx context.Context, h *hook, req *admissionv1.Admissi
 	return answer.Response, nil
 }
 
+// reviewBody is the JSON of the AdmissionReview of req. Its objects are
+// JSON already and go in as they are: encoding/json would scan and copy
+// each again to check it, as it does the output of every Marshaler.
+func reviewBody(version string, req *admissionv1.AdmissionRequest) ([]byte, error) {
+	rest, err := json.Marshal(requestWithoutObjects{AdmissionRequest: req})
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 128+len(req.Object.Raw)+len(req.OldObject.Raw)+len(req.Options.Raw)+len(rest))
+	b = append(b, `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/`...)
+	b = append(b, version...)
+	b = append(b, `","request":{`...)
+	b = appendRaw(b, "object", req.Object.Raw)
+	b = appendRaw(b, "oldObject", req.OldObject.Raw)
+	b = appendRaw(b, "options", req.Options.Raw)
+	// rest always has fields (uid, kind, operation have no omitempty):
+	// they follow the objects' in the request's braces.
+	b = append(b, rest[1:]...)
+	return append(b, '}'), nil
+}
+
+// requestWithoutObjects marshals as its request without the objects:
+// its own fields of the same names hide the request's, and omitempty
+// leaves them out.
+type requestWithoutObjects struct {
+	*admissionv1.AdmissionRequest
+	Object    *struct{} `json:"object,omitempty"`
+	OldObject *struct{} `json:"oldObject,omitempty"`
+	Options   *struct{} `json:"options,omitempty"`
+}
+
+// appendRaw appends "key":raw, and a comma; no object is null, as
+// encoding/json writes an empty RawExtension.
+func appendRaw(b []byte, key string, raw []byte) []byte {
+	b = append(b, '"')
+	b = append(b, key...)
+	b = append(b, `":`...)
+	if raw == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, raw...)
+	}
+	return append(b, ',')
+}
+
 // maxResponseBytes bounds what a webhook may answer.
 const maxResponseBytes = 3 << 20
 
@@ -221,68 +262,106 @@ func verify(version, uid string, r *admissionv1.AdmissionReview) error {
 	return nil
 }
 
-// target is the URL to post to and the client that trusts the webhook's
-// CA. A service is addressed as kube addresses it,
+// endpoint is where a hook is called, worked out when the hooks are
+// built: the URL to post to, with kube's timeout parameter, and for a
+// Service, which one to resolve and the TLS server name to expect.
+type endpoint struct {
+	url string
+	// err is why the URL does not parse or no Service is named.
+	err      error
+	caBundle []byte
+	// caSum keys the clients with the bundle.
+	caSum      [sha256.Size]byte
+	service    *admissionregistrationv1.ServiceReference
+	port       int32
+	serverName string
+}
+
+// newEndpoint addresses a Service as kube does,
 // https://<name>.<namespace>.svc:<port><path>, with the TLS server name
-// that implies, but dialled where the ServiceResolver says.
-func (d *dispatcher) target(ctx context.Context, h *hook) (*url.URL, *http.Client, error) {
-	cc := h.client
-	if cc.URL != nil {
-		u, err := url.Parse(*cc.URL)
-		if err != nil {
-			return nil, nil, err
+// that implies; it is dialled where the ServiceResolver says.
+func newEndpoint(cc admissionregistrationv1.WebhookClientConfig, timeout int32) endpoint {
+	e := endpoint{caBundle: cc.CABundle, caSum: sha256.Sum256(cc.CABundle)}
+	var u *url.URL
+	switch s := cc.Service; {
+	case cc.URL != nil:
+		if u, e.err = url.Parse(*cc.URL); e.err != nil {
+			return e
 		}
-		c, err := d.clients.get(cc.CABundle, "", "")
-		return u, c, err
+	case s != nil:
+		e.service, e.port = s, 443
+		if s.Port != nil {
+			e.port = *s.Port
+		}
+		e.serverName = s.Name + "." + s.Namespace + ".svc"
+		u = &url.URL{Scheme: "https", Host: net.JoinHostPort(e.serverName, strconv.Itoa(int(e.port)))}
+		if s.Path != nil {
+			u.Path = *s.Path
+		}
+	default:
+		e.err = errors.New("no url or service")
+		return e
 	}
-	s := cc.Service
-	if s == nil {
-		return nil, nil, errors.New("no url or service")
+	q := u.Query()
+	q.Set("timeout", (time.Duration(timeout) * time.Second).String())
+	u.RawQuery = q.Encode()
+	e.url = u.String()
+	return e
+}
+
+// client is the HTTP client that trusts the webhook's CA and dials it:
+// a Service is resolved on every call, as its endpoints change.
+func (d *dispatcher) client(ctx context.Context, e *endpoint) (*http.Client, error) {
+	if e.err != nil {
+		return nil, e.err
 	}
-	port := int32(443)
-	if s.Port != nil {
-		port = *s.Port
+	if e.service == nil {
+		return d.clients.get(e, "")
 	}
-	host := s.Name + "." + s.Namespace + ".svc"
-	u := &url.URL{Scheme: "https", Host: net.JoinHostPort(host, strconv.Itoa(int(port)))}
-	if s.Path != nil {
-		u.Path = *s.Path
-	}
+	s := e.service
 	if d.Services == nil {
-		return nil, nil, fmt.Errorf("service %s/%s cannot be resolved", s.Namespace, s.Name)
+		return nil, fmt.Errorf("service %s/%s cannot be resolved", s.Namespace, s.Name)
 	}
-	addr, err := d.Services.ResolveService(ctx, s.Namespace, s.Name, port)
+	addr, err := d.Services.ResolveService(ctx, s.Namespace, s.Name, e.port)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	c, err := d.clients.get(cc.CABundle, host, addr)
-	return u, c, err
+	return d.clients.get(e, addr)
 }
 
 // clients caches one HTTP client per CA bundle, server name and dial
 // address, so that connections are reused across requests.
 type clients struct {
 	mu sync.Mutex
-	m  map[string]*http.Client
+	m  map[clientKey]*http.Client
 }
 
-func newClients() *clients { return &clients{m: map[string]*http.Client{}} }
+type clientKey struct {
+	caSum                [sha256.Size]byte
+	serverName, dialAddr string
+}
+
+func newClients() *clients { return &clients{m: map[clientKey]*http.Client{}} }
 
 // maxClients bounds the cache; past it, it starts over.
 const maxClients = 256
 
-func (c *clients) get(caBundle []byte, serverName, dialAddr string) (*http.Client, error) {
-	sum := sha256.Sum256(caBundle)
-	key := string(sum[:]) + "\x00" + serverName + "\x00" + dialAddr
+// get returns the client of e dialling dialAddr, or the host of its URL
+// when empty. As kube's (v1.29), it speaks HTTP/1.1: concurrent calls
+// go over connections of their own, spread over a Service's endpoints,
+// where HTTP/2 would multiplex them all on one; each request and answer
+// is one TLS write, where HTTP/2 writes headers and data apart.
+func (c *clients) get(e *endpoint, dialAddr string) (*http.Client, error) {
+	key := clientKey{e.caSum, e.serverName, dialAddr}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cl, ok := c.m[key]; ok {
 		return cl, nil
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName}
-	if len(caBundle) > 0 {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: e.serverName, NextProtos: []string{"http/1.1"}}
+	if len(e.caBundle) > 0 {
 		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(caBundle) {
+		if !pool.AppendCertsFromPEM(e.caBundle) {
 			return nil, errors.New("unable to load root certificates: unable to parse bytes as PEM block")
 		}
 		cfg.RootCAs = pool
@@ -294,7 +373,6 @@ func (c *clients) get(caBundle []byte, serverName, dialAddr string) (*http.Clien
 		MaxIdleConnsPerHost: 100,
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,
-		ForceAttemptHTTP2:   true,
 	}
 	if dialAddr != "" {
 		tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
@@ -305,7 +383,7 @@ func (c *clients) get(caBundle []byte, serverName, dialAddr string) (*http.Clien
 		for _, old := range c.m {
 			old.CloseIdleConnections()
 		}
-		c.m = map[string]*http.Client{}
+		c.m = map[clientKey]*http.Client{}
 	}
 	cl := &http.Client{Transport: tr}
 	c.m[key] = cl

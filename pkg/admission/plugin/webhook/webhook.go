@@ -128,7 +128,7 @@ type hook struct {
 	selectorErr error
 	sideEffects admissionregistrationv1.SideEffectClass
 	timeout     int32
-	client      admissionregistrationv1.WebhookClientConfig
+	endpoint    endpoint
 	versions    []string
 	conditions  []condition
 	reinvoke    bool
@@ -179,11 +179,12 @@ func buildMutating(configs []*admissionregistrationv1.MutatingWebhookConfigurati
 		for _, w := range c.Webhooks {
 			h := hook{
 				configuration: c.Name, name: w.Name, rules: w.Rules,
-				client: w.ClientConfig, versions: w.AdmissionReviewVersions, conditions: compileConditions(w.MatchConditions),
+				versions: w.AdmissionReviewVersions, conditions: compileConditions(w.MatchConditions),
 				reinvoke: w.ReinvocationPolicy != nil && *w.ReinvocationPolicy == admissionregistrationv1.IfNeededReinvocationPolicy,
 			}
 			h.setCommon(w.FailurePolicy, w.MatchPolicy, w.SideEffects, w.TimeoutSeconds)
 			h.setSelectors(w.NamespaceSelector, w.ObjectSelector)
+			h.endpoint = newEndpoint(w.ClientConfig, h.timeout)
 			hooks = append(hooks, h)
 		}
 	}
@@ -206,10 +207,11 @@ func buildValidating(configs []*admissionregistrationv1.ValidatingWebhookConfigu
 		for _, w := range c.Webhooks {
 			h := hook{
 				configuration: c.Name, name: w.Name, rules: w.Rules,
-				client: w.ClientConfig, versions: w.AdmissionReviewVersions, conditions: compileConditions(w.MatchConditions),
+				versions: w.AdmissionReviewVersions, conditions: compileConditions(w.MatchConditions),
 			}
 			h.setCommon(w.FailurePolicy, w.MatchPolicy, w.SideEffects, w.TimeoutSeconds)
 			h.setSelectors(w.NamespaceSelector, w.ObjectSelector)
+			h.endpoint = newEndpoint(w.ClientConfig, h.timeout)
 			hooks = append(hooks, h)
 		}
 	}

@@ -2,10 +2,14 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -351,5 +355,82 @@ func TestValidating_RebuildsHooksOnlyWhenConfigurationsChange(t *testing.T) {
 	}
 	if len(srv.Reviews("/allow")) != 3 || len(srv.Reviews("/deny")) != 1 {
 		t.Fatalf("reviews: %d to /allow, %d to /deny; want 3 and 1", len(srv.Reviews("/allow")), len(srv.Reviews("/deny")))
+	}
+}
+
+// As kube v1.29's, the apiserver calls webhooks over HTTP/1.1 (even a
+// server that offers HTTP/2), with the URL's query and kube's timeout
+// parameter.
+func TestValidating_CallsOverHTTP1WithTimeoutParameter(t *testing.T) {
+	srv := startServer(t)
+	srv.Always("/hook", webhookserver.Response{})
+	none, timeout := admissionregistrationv1.SideEffectClassNone, int32(7)
+	u := srv.URL + "/hook?team=a"
+	w := admissionregistrationv1.ValidatingWebhook{Name: "hook.example.com", SideEffects: &none, TimeoutSeconds: &timeout, AdmissionReviewVersions: []string{"v1"},
+		ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &u, CABundle: srv.CABundle},
+		Rules: []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{"*"},
+			Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}}}
+	src := fakeSource{validating: []*admissionregistrationv1.ValidatingWebhookConfiguration{{ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Webhooks: []admissionregistrationv1.ValidatingWebhook{w}}}}
+	_, v := New(Config{Source: src, Namespaces: fakeNamespaces{"plain": nil}, Resources: fakeResources{}, Metrics: metrics.NewRegistry()})
+	if err := v.Validate(context.Background(), configMapWrite("plain", nil, false)); err != nil {
+		t.Fatal(err)
+	}
+	r := srv.Reviews("/hook")
+	if len(r) != 1 {
+		t.Fatalf("%d reviews, want 1", len(r))
+	}
+	if r[0].Proto != "HTTP/1.1" || r[0].Query.Get("timeout") != "7s" || r[0].Query.Get("team") != "a" {
+		t.Fatalf("sent over %s with query %v; want HTTP/1.1, timeout=7s and team=a", r[0].Proto, r[0].Query)
+	}
+}
+
+// The review's body is the JSON encoding/json writes of the
+// AdmissionReview, whichever objects the request has.
+func TestReviewBody_IsTheReviewEncodingJSONWrites(t *testing.T) {
+	cm := func(data string) []byte {
+		b, err := json.Marshal(&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: "cm", Labels: map[string]string{"a": "<&>"}}, Data: map[string]string{"k": data}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	dryRun := true
+	base := admissionv1.AdmissionRequest{UID: "u-1", Kind: metav1.GroupVersionKind{Version: "v1", Kind: "ConfigMap"},
+		Resource: metav1.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Name: "cm", Namespace: "ns", DryRun: &dryRun,
+		UserInfo: authenticationv1.UserInfo{Username: "alice", Groups: []string{"g"}}}
+	for _, c := range []struct {
+		name                string
+		object, old, option []byte
+	}{
+		{"create", cm("new"), nil, []byte(`{"kind":"CreateOptions","apiVersion":"meta.k8s.io/v1","fieldManager":"m"}`)},
+		{"update", cm("new"), cm("old"), []byte(`{"kind":"UpdateOptions","apiVersion":"meta.k8s.io/v1"}`)},
+		{"delete", nil, cm("old"), nil},
+		{"connect", nil, nil, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := base
+			req.Object.Raw, req.OldObject.Raw, req.Options.Raw = c.object, c.old, c.option
+			for _, version := range []string{"v1", "v1beta1"} {
+				got, err := reviewBody(version, &req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := json.Marshal(admissionv1.AdmissionReview{TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/" + version, Kind: "AdmissionReview"}, Request: &req})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var gotV, wantV interface{}
+				if err := json.Unmarshal(got, &gotV); err != nil {
+					t.Fatalf("%s: %v", got, err)
+				}
+				if err := json.Unmarshal(want, &wantV); err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(gotV, wantV) {
+					t.Fatalf("%s\nwant the same as\n%s", got, want)
+				}
+			}
+		})
 	}
 }
