@@ -32,6 +32,7 @@ var (
 	noisyPhase     = flag.Duration("noisy-phase", 20*time.Second, "how long user B and the Lease renewal are timed in each phase (without A, with A)")
 	noisyListers   = flag.Int("noisy-listers", 64, "user A's concurrent full LISTs")
 	noisyRate      = flag.Int("noisy-rate", 50, "user B's requests per second, four GETs to one create")
+	apfProfiles    = flag.String("apf-profiles", "", "directory: after the APF on/off rounds, a CPU profile of each server under -profile-seconds of gets")
 	apfRounds      = flag.Int("apf-overhead-rounds", 7, "alternating rounds comparing get and create rates of a non-exempt user on cronplane with --enable-priority-and-fairness=true and =false (0 skips; not in -compare)")
 )
 
@@ -448,10 +449,31 @@ func apfOverhead(parent string) {
 			log.Fatalf("priority and fairness headers %v on the server with it %v", got, b == on)
 		}
 	}
-	creates, gets := onOffRates(off, on, *apfRounds, func(*bench) string { return readerToken })
-	c, g := median(creates[on])/median(creates[off]), median(gets[on])/median(gets[off])
-	report(fmt.Sprintf("create, APF on vs off, RoleBinding user (%d rounds)", *apfRounds), onOffRatio(creates, on, off), "target >= 0.95")
-	report(fmt.Sprintf("get, APF on vs off, RoleBinding user (%d rounds)", *apfRounds), onOffRatio(gets, on, off), "target >= 0.95")
+	m := onOffRates(off, on, *apfRounds, func(*bench) string { return readerToken })
+	c, g := median(m.creates[on])/median(m.creates[off]), median(m.gets[on])/median(m.gets[off])
+	report(fmt.Sprintf("create, APF on vs off, RoleBinding user (%d rounds)", *apfRounds), onOffRatio(m.creates, on, off), "target >= 0.95")
+	report(fmt.Sprintf("get, APF on vs off, RoleBinding user (%d rounds)", *apfRounds), onOffRatio(m.gets, on, off), "target >= 0.95")
+	report("  server CPU per create, APF on vs off", onOffCPU(m.createCPU, on, off), "")
+	report("  server CPU per get, APF on vs off", onOffCPU(m.getCPU, on, off), "")
 	record("APF on / off: create rate", "", c)
 	record("APF on / off: get rate", "", g)
+	record("APF on / off: server CPU per create", "", median(m.createCPU[on])/median(m.createCPU[off]))
+	record("APF on / off: server CPU per get", "", median(m.getCPU[on])/median(m.getCPU[off]))
+	if *apfProfiles != "" {
+		check(os.MkdirAll(*apfProfiles, 0o755))
+		for _, side := range []struct {
+			name string
+			b    *bench
+		}{{"apf-off", off}, {"apf-on", on}} {
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				side.b.saveProfile(fmt.Sprintf("/debug/pprof/profile?seconds=%d", *profileSecs), filepath.Join(*apfProfiles, side.name+"-get.pprof"))
+			}()
+			side.b.getRate(readerToken, 1000, time.Duration(*profileSecs)*time.Second)
+			wg.Wait()
+		}
+		fmt.Printf("profiles in %s: go tool pprof -top -diff_base apf-off-get.pprof bin/apiserver apf-on-get.pprof\n", *apfProfiles)
+	}
 }
