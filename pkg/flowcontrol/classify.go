@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 
@@ -143,7 +144,19 @@ type schemaEntry struct {
 	// hash is the flow hash of the schema's name, to which the
 	// distinguisher is added.
 	hash uint64
-	m    *flowMetrics
+	// m is the schema's metrics, resolved at its first request: a
+	// metric child exists from then on, as in kube.
+	m atomic.Pointer[flowMetrics]
+}
+
+// metrics is the schema's per-request metrics, from ms.
+func (s *schemaEntry) metrics(ms *metricSet) *flowMetrics {
+	if m := s.m.Load(); m != nil {
+		return m
+	}
+	m := ms.flow(s.fs.Name, s.level.name())
+	s.m.Store(m)
+	return m
 }
 
 // classifier is one configuration's schemas, in matching order, and the

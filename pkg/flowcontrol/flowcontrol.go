@@ -265,7 +265,7 @@ func (c *Controller) newClassifier(fss []*flowcontrolv1.FlowSchema) *classifier 
 			continue
 		}
 		cls.schemas = append(cls.schemas, &schemaEntry{fs: fs, pl: l.pl, level: l, maxSeats: l.limits.maxSeats,
-			hash: flowHashPrefix(fs.Name), m: c.metrics.flow(fs.Name, l.name())})
+			hash: flowHashPrefix(fs.Name)})
 	}
 	sortSchemaEntries(cls.schemas)
 	return cls
@@ -347,7 +347,7 @@ func (c *Controller) Admit(ctx context.Context, waitLimit WaitLimit, cl Classifi
 	}
 	t := &Ticket{c: c, cl: cl, digest: d, level: l, width: width, watch: watch}
 	if s := cl.schema; s != nil && s.level == l {
-		t.m = s.m
+		t.m = s.metrics(c.metrics)
 	} else {
 		t.m = c.metrics.flow(cl.FlowSchema.Name, l.name())
 	}

@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/cronplane/cronplane/pkg/auth/user"
 	"github.com/cronplane/cronplane/pkg/endpoints/request"
 	"github.com/cronplane/cronplane/pkg/flowcontrol/bootstrap"
 	"github.com/cronplane/cronplane/pkg/metrics"
@@ -239,5 +241,28 @@ func TestController_WaitingRequestRunsWhenTheOneAheadGivesUp(t *testing.T) {
 		tk.Finish()
 	case <-time.After(5 * time.Second):
 		t.Fatal("narrow request still waits with a seat free")
+	}
+}
+
+// A flow schema's request metrics appear with its first request, not
+// with the configuration, as kube's do.
+func TestController_FlowMetricsAppearWithTheFirstRequest(t *testing.T) {
+	c := New(600, metrics.NewRegistry(), nil)
+	c.SetConfig(testConfig())
+	series := func() int { return testutil.CollectAndCount(c.metrics.dispatched) }
+	if n := series(); n != 0 {
+		t.Fatalf("%d dispatched series before any request", n)
+	}
+	cl, ok := c.Classify(Digest{User: &user.Info{Name: "bob", Groups: []string{"system:authenticated"}}, Info: resourceInfo("list", "", "pods", "", "team")})
+	if !ok {
+		t.Fatal("not classified")
+	}
+	tk, reason := c.Admit(context.Background(), nil, cl, Digest{}, 1, false)
+	if tk == nil {
+		t.Fatal(reason)
+	}
+	tk.Finish()
+	if n := series(); n != 1 {
+		t.Fatalf("%d dispatched series after one request, want 1", n)
 	}
 }
