@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -19,6 +20,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +35,7 @@ var (
 	noisyPhase     = flag.Duration("noisy-phase", 20*time.Second, "how long user B and the Lease renewal are timed in each phase (without A, with A)")
 	noisyListers   = flag.Int("noisy-listers", 64, "user A's concurrent full LISTs")
 	noisyRate      = flag.Int("noisy-rate", 50, "user B's requests per second, four GETs to one create")
+	apfProfiles    = flag.String("apf-profiles", "", "directory: after the APF on/off rounds, a CPU profile of each server under -profile-seconds of gets")
 	apfRounds      = flag.Int("apf-overhead-rounds", 7, "alternating rounds comparing get and create rates of a non-exempt user on cronplane with --enable-priority-and-fairness=true and =false (0 skips; not in -compare)")
 )
 
@@ -199,6 +203,68 @@ type phaseResult struct {
 	b, renewals                             []time.Duration
 	bFailed, renewFailed, missed            int
 	served, rejected, timedOut, otherErrors int64
+	// level holds workload-low's gauges, sampled every second; cores
+	// is the server's CPU over the phase, in cores; gcs its garbage
+	// collections a second.
+	level      []levelSample
+	cores, gcs float64
+}
+
+// levelSample is workload-low's executing requests and seats and its
+// waiting requests at one moment, from the server's /metrics.
+type levelSample struct{ executing, seats, waiting float64 }
+
+// sampleLevel reads workload-low's gauges, and the garbage collections
+// so far, from /metrics.
+func (b *bench) sampleLevel() (levelSample, float64, bool) {
+	resp, err := b.request("GET", "/metrics", "", "")
+	if err != nil {
+		return levelSample{}, 0, false
+	}
+	defer resp.Body.Close()
+	var ls levelSample
+	var gcs float64
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		sp := strings.LastIndexByte(line, ' ')
+		if sp < 0 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[sp+1:], 64)
+		if err != nil {
+			continue
+		}
+		if strings.HasPrefix(line, "go_gc_duration_seconds_count") {
+			gcs = v
+			continue
+		}
+		if !strings.Contains(line, `priority_level="workload-low"`) {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(line, "apiserver_flowcontrol_current_executing_requests{"):
+			ls.executing += v
+		case strings.HasPrefix(line, "apiserver_flowcontrol_current_executing_seats{"):
+			ls.seats += v
+		case strings.HasPrefix(line, "apiserver_flowcontrol_current_inqueue_requests{"):
+			ls.waiting += v
+		}
+	}
+	return ls, gcs, resp.StatusCode == http.StatusOK
+}
+
+// levelFigures prints the median and largest of a sampled gauge.
+func levelFigures(samples []levelSample, get func(levelSample) float64) string {
+	if len(samples) == 0 {
+		return "-"
+	}
+	v := make([]float64, len(samples))
+	for i, s := range samples {
+		v[i] = get(s)
+	}
+	return fmt.Sprintf("%.0f (max %.0f)", median(v), slices.Max(v))
 }
 
 // noisyNeighbourScenario measures API Priority and Fairness' isolation:
@@ -259,6 +325,11 @@ func (b *bench) noisyNeighbourScenario() {
 		fmt.Sprintf("p50 %s p99 %s max %s", pct(flood.renewals, 50), pct(flood.renewals, 99), pct(flood.renewals, 100)), "")
 	report("  renewals failed / deadlines (10 s) missed",
 		fmt.Sprintf("%d / %d", quiet.renewFailed+flood.renewFailed, quiet.missed+flood.missed), "target 0 missed")
+	report("  workload-low under A's flood: executing requests", levelFigures(flood.level, func(l levelSample) float64 { return l.executing }), "")
+	report("  workload-low under A's flood: executing seats", levelFigures(flood.level, func(l levelSample) float64 { return l.seats }), "")
+	report("  workload-low under A's flood: waiting requests", levelFigures(flood.level, func(l levelSample) float64 { return l.waiting }), "")
+	report("  server CPU (cores) / GCs a second, without A / with A",
+		fmt.Sprintf("%.2f / %.1f, %.2f / %.1f", quiet.cores, quiet.gcs, flood.cores, flood.gcs), "")
 	report("APF: A's full LISTs: served / 429 / timed out / other errors",
 		fmt.Sprintf("%d / %d / %d / %d", flood.served, flood.rejected, flood.timedOut, flood.otherErrors), "target 429s, no timeouts")
 	record("APF noisy neighbour: B p50 without A", "ms", ms(pct(quiet.b, 50)))
@@ -314,9 +385,24 @@ func (b *bench) noisyPhase(name string, a, userB, kcm *identity, listPath, getPa
 		}
 		time.Sleep(warmUp)
 	}
-	end := time.Now().Add(*noisyPhase)
+	start, cpu := time.Now(), cpuOf(b.pids)
+	_, gcs, _ := b.sampleLevel()
+	end := start.Add(*noisyPhase)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	// What runs in workload-low, every second of the phase.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < int(noisyPhase.Seconds()) && time.Now().Before(end); i++ {
+			time.Sleep(time.Second)
+			if ls, _, ok := b.sampleLevel(); ok {
+				mu.Lock()
+				res.level = append(res.level, ls)
+				mu.Unlock()
+			}
+		}
+	}()
 	// B is open-loop: each request leaves at its time whether or not the
 	// earlier ones are answered, so that a slow answer shows in the
 	// figures instead of slowing B down.
@@ -375,6 +461,11 @@ func (b *bench) noisyPhase(name string, a, userB, kcm *identity, listPath, getPa
 		}
 	}()
 	wg.Wait()
+	took := time.Since(start).Seconds()
+	res.cores = (cpuOf(b.pids) - cpu) / took
+	if _, after, ok := b.sampleLevel(); ok {
+		res.gcs = (after - gcs) / took
+	}
 	close(stopA)
 	floodDone.Wait()
 	return res
@@ -448,10 +539,31 @@ func apfOverhead(parent string) {
 			log.Fatalf("priority and fairness headers %v on the server with it %v", got, b == on)
 		}
 	}
-	creates, gets := onOffRates(off, on, *apfRounds, func(*bench) string { return readerToken })
-	c, g := median(creates[on])/median(creates[off]), median(gets[on])/median(gets[off])
-	report(fmt.Sprintf("create, APF on vs off, RoleBinding user (%d rounds)", *apfRounds), onOffRatio(creates, on, off), "target >= 0.95")
-	report(fmt.Sprintf("get, APF on vs off, RoleBinding user (%d rounds)", *apfRounds), onOffRatio(gets, on, off), "target >= 0.95")
+	m := onOffRates(off, on, *apfRounds, func(*bench) string { return readerToken })
+	c, g := median(m.creates[on])/median(m.creates[off]), median(m.gets[on])/median(m.gets[off])
+	report(fmt.Sprintf("create, APF on vs off, RoleBinding user (%d rounds)", *apfRounds), onOffRatio(m.creates, on, off), "target >= 0.95")
+	report(fmt.Sprintf("get, APF on vs off, RoleBinding user (%d rounds)", *apfRounds), onOffRatio(m.gets, on, off), "target >= 0.95")
+	report("  server CPU per create, APF on vs off", onOffCPU(m.createCPU, on, off), "")
+	report("  server CPU per get, APF on vs off", onOffCPU(m.getCPU, on, off), "")
 	record("APF on / off: create rate", "", c)
 	record("APF on / off: get rate", "", g)
+	record("APF on / off: server CPU per create", "", median(m.createCPU[on])/median(m.createCPU[off]))
+	record("APF on / off: server CPU per get", "", median(m.getCPU[on])/median(m.getCPU[off]))
+	if *apfProfiles != "" {
+		check(os.MkdirAll(*apfProfiles, 0o755))
+		for _, side := range []struct {
+			name string
+			b    *bench
+		}{{"apf-off", off}, {"apf-on", on}} {
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				side.b.saveProfile(fmt.Sprintf("/debug/pprof/profile?seconds=%d", *profileSecs), filepath.Join(*apfProfiles, side.name+"-get.pprof"))
+			}()
+			side.b.getRate(readerToken, 1000, time.Duration(*profileSecs)*time.Second)
+			wg.Wait()
+		}
+		fmt.Printf("profiles in %s: go tool pprof -top -diff_base apf-off-get.pprof bin/apiserver apf-on-get.pprof\n", *apfProfiles)
+	}
 }

@@ -28,38 +28,60 @@ func instrumentationCost(parent string) {
 	for _, b := range []*bench{off, on} {
 		b.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"`+namespace+`"}}`, 201)
 	}
-	creates, gets := onOffRates(off, on, *instrumentationRounds, func(b *bench) string { return b.token })
-	report(fmt.Sprintf("create, metrics + Metadata audit on vs off (%d rounds)", *instrumentationRounds), onOffRatio(creates, on, off), "target >= 0.90")
-	report(fmt.Sprintf("get, metrics + Metadata audit on vs off (%d rounds)", *instrumentationRounds), onOffRatio(gets, on, off), "target >= 0.90")
+	m := onOffRates(off, on, *instrumentationRounds, func(b *bench) string { return b.token })
+	report(fmt.Sprintf("create, metrics + Metadata audit on vs off (%d rounds)", *instrumentationRounds), onOffRatio(m.creates, on, off), "target >= 0.90")
+	report(fmt.Sprintf("get, metrics + Metadata audit on vs off (%d rounds)", *instrumentationRounds), onOffRatio(m.gets, on, off), "target >= 0.90")
+	report("  server CPU per create, on vs off", onOffCPU(m.createCPU, on, off), "")
+	report("  server CPU per get, on vs off", onOffCPU(m.getCPU, on, off), "")
+}
+
+// onOff is what onOffRates measures of each server, a figure a round:
+// the rates, and the server's CPU per request (µs), which depends less
+// on what else the machine runs.
+type onOff struct {
+	creates, gets     map[*bench][]float64
+	createCPU, getCPU map[*bench][]float64
 }
 
 // onOffRates measures the create and get rates of two apiservers in
 // turns (the order flipping each round) so that both see the same
 // machine, each idle while the other is measured; token is the user
 // each is measured as.
-func onOffRates(off, on *bench, rounds int, token func(*bench) string) (creates, gets map[*bench][]float64) {
+func onOffRates(off, on *bench, rounds int, token func(*bench) string) onOff {
 	const perRound = 1000
-	creates, gets = map[*bench][]float64{}, map[*bench][]float64{}
+	const getFor = 2 * time.Second
+	m := onOff{creates: map[*bench][]float64{}, gets: map[*bench][]float64{},
+		createCPU: map[*bench][]float64{}, getCPU: map[*bench][]float64{}}
 	for round := 0; round < rounds; round++ {
 		order := []*bench{off, on}
 		if round%2 == 1 {
 			order = []*bench{on, off}
 		}
 		for _, b := range order {
-			start := time.Now()
+			start, cpu := time.Now(), cpuOf(b.pids)
 			parallel(*clients, perRound, func(i int) {
 				b.doAs(token(b), "POST", "/apis/batch/v1/namespaces/"+namespace+"/cronjobs", cronJob(round*perRound+i), "", 201)
 			})
-			creates[b] = append(creates[b], perRound/time.Since(start).Seconds())
+			m.creates[b] = append(m.creates[b], perRound/time.Since(start).Seconds())
+			m.createCPU[b] = append(m.createCPU[b], 1e6*(cpuOf(b.pids)-cpu)/perRound)
 		}
 		for _, b := range order {
-			gets[b] = append(gets[b], b.getRate(token(b), perRound, 2*time.Second))
+			cpu := cpuOf(b.pids)
+			rate := b.getRate(token(b), perRound, getFor)
+			m.gets[b] = append(m.gets[b], rate)
+			m.getCPU[b] = append(m.getCPU[b], 1e6*(cpuOf(b.pids)-cpu)/(rate*getFor.Seconds()))
 		}
 	}
-	return creates, gets
+	return m
 }
 
 // onOffRatio prints the medians of on and off and their ratio.
 func onOffRatio(m map[*bench][]float64, on, off *bench) string {
 	return fmt.Sprintf("%.0f/s on, %.0f/s off: %.2f", median(m[on]), median(m[off]), median(m[on])/median(m[off]))
+}
+
+// onOffCPU prints the median CPU per request of on and off and their
+// ratio.
+func onOffCPU(m map[*bench][]float64, on, off *bench) string {
+	return fmt.Sprintf("%.0f µs on, %.0f µs off: %.2f", median(m[on]), median(m[off]), median(m[on])/median(m[off]))
 }

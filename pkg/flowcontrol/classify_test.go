@@ -123,3 +123,47 @@ func TestClassify_NoMatchIsNotClassified(t *testing.T) {
 		t.Fatal("classified")
 	}
 }
+
+// Classification remembers past requests by their sender and target:
+// a repeated request lands where the first did, one differing in any of
+// them is classified anew, and a new configuration forgets them all.
+func TestClassify_RepeatedRequestsFollowSenderTargetAndConfiguration(t *testing.T) {
+	c := New(600, metrics.NewRegistry(), nil)
+	fss, pls := testConfig()
+	c.SetConfig(fss, pls)
+	bob := &user.Info{Name: "bob", Groups: []string{"system:authenticated"}}
+	schemaOf := func(u *user.Info, info *request.RequestInfo) string {
+		t.Helper()
+		cl, ok := c.Classify(Digest{User: u, Info: info})
+		if !ok {
+			t.Fatal("not classified")
+		}
+		return cl.FlowSchema.Name
+	}
+	listInTeam := resourceInfo("list", "", "pods", "", "team")
+	for i := 0; i < 2; i++ {
+		if got := schemaOf(bob, listInTeam); got != "anything-of-bob" {
+			t.Fatalf("bob's list, time %d: %s, want anything-of-bob", i+1, got)
+		}
+	}
+	if got := schemaOf(bob, resourceInfo("list", "", "pods", "", "other")); got != "catch-all" {
+		t.Fatalf("bob's list in another namespace: %s, want catch-all", got)
+	}
+	// The sender's groups are read anew even when its slice is the one
+	// classified before.
+	bob.Groups[0] = "system:masters"
+	if got := schemaOf(bob, listInTeam); got != "exempt" {
+		t.Fatalf("bob among the masters: %s, want exempt", got)
+	}
+	bob.Groups[0] = "system:authenticated"
+	var without []*flowcontrolv1.FlowSchema
+	for _, fs := range fss {
+		if fs.Name != "anything-of-bob" {
+			without = append(without, fs)
+		}
+	}
+	c.SetConfig(without, pls)
+	if got := schemaOf(bob, listInTeam); got != "catch-all" {
+		t.Fatalf("bob's list once its schema is gone: %s, want catch-all", got)
+	}
+}

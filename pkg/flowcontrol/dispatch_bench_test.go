@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/url"
 	"testing"
-	"time"
 
 	"github.com/cronplane/cronplane/pkg/auth/user"
 	"github.com/cronplane/cronplane/pkg/endpoints/request"
@@ -33,7 +32,7 @@ func BenchmarkController_GetOfALimitedLevel(b *testing.B) {
 				b.Fatal("not classified")
 			}
 			w := Width(d.Info, url.Values{}, nil, cl.MaxSeats)
-			t, reason := c.Admit(ctx, time.Time{}, cl, d, w, false)
+			t, reason := c.Admit(ctx, nil, cl, d, w, false)
 			if t == nil {
 				b.Fatal(reason)
 			}

@@ -95,10 +95,7 @@ func (c *Controller) DumpRequests(w io.Writer, details bool) error {
 				}
 			}
 		}
-		executing := make([]*Ticket, 0, len(l.executing))
-		for t := range l.executing {
-			executing = append(executing, t)
-		}
+		executing := slices.Clone(l.executing)
 		slices.SortFunc(executing, func(a, b *Ticket) int { return a.start.Compare(b.start) })
 		for _, t := range executing {
 			queue := -1

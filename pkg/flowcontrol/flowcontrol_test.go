@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/cronplane/cronplane/pkg/auth/user"
 	"github.com/cronplane/cronplane/pkg/endpoints/request"
 	"github.com/cronplane/cronplane/pkg/flowcontrol/bootstrap"
 	"github.com/cronplane/cronplane/pkg/metrics"
@@ -57,7 +59,7 @@ func admit(t *testing.T, c *Controller, level string, width int) (*Ticket, strin
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	return c.Admit(ctx, time.Time{}, Classification{FlowSchema: fs, PriorityLevel: pl}, Digest{}, width, false)
+	return c.Admit(ctx, nil, Classification{FlowSchema: fs, PriorityLevel: pl}, Digest{}, width, false)
 }
 
 // Out of 4 seats, "lender" (2 nominal, all lendable) and "borrower" (2
@@ -119,7 +121,7 @@ func TestController_QueuedRequestRunsWhenASeatFreesOrTimesOut(t *testing.T) {
 	}
 	done := make(chan *Ticket)
 	go func() {
-		tk, _ := c.Admit(context.Background(), time.Time{}, Classification{FlowSchema: &flowcontrolv1.FlowSchema{}, PriorityLevel: c.levels["only"].pl}, Digest{}, 1, false)
+		tk, _ := c.Admit(context.Background(), nil, Classification{FlowSchema: &flowcontrolv1.FlowSchema{}, PriorityLevel: c.levels["only"].pl}, Digest{}, 1, false)
 		done <- tk
 	}()
 	deadline := time.Now().Add(5 * time.Second)
@@ -184,5 +186,83 @@ func TestWidth_ListsTakeSeatsByTheObjectsTheyGoThrough(t *testing.T) {
 	small := func(schema.GroupResource) (int64, bool) { return 250, true }
 	if got := Width(list, url.Values{"resourceVersion": {"0"}}, small, 10); got != 3 {
 		t.Fatalf("250 objects from the cache: width %d, want 3", got)
+	}
+}
+
+// A narrow request queued behind a wide one that does not fit runs as
+// soon as the wide one gives up, not when a seat frees.
+func TestController_WaitingRequestRunsWhenTheOneAheadGivesUp(t *testing.T) {
+	c := New(2, metrics.NewRegistry(), &fakeClock{now: time.Unix(0, 0)})
+	// One queue: the narrow request waits behind the wide one.
+	pl := limitedLevel("only", 1, nil, nil, 1)
+	c.SetConfig(nil, []*flowcontrolv1.PriorityLevelConfiguration{pl})
+	cl := Classification{FlowSchema: &flowcontrolv1.FlowSchema{}, PriorityLevel: pl}
+	running, _ := c.Admit(context.Background(), nil, cl, Digest{}, 1, false)
+	if running == nil {
+		t.Fatal("first request not admitted")
+	}
+	defer running.Finish()
+	waitFor := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			c.mu.Lock()
+			waiting := c.levels["only"].waiting
+			c.mu.Unlock()
+			if waiting == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d waiting, want %d", waiting, n)
+			}
+		}
+	}
+	wideCtx, giveUp := context.WithCancel(context.Background())
+	wide := make(chan string, 1)
+	go func() {
+		_, reason := c.Admit(wideCtx, nil, cl, Digest{}, 2, false)
+		wide <- reason
+	}()
+	waitFor(1)
+	narrow := make(chan *Ticket, 1)
+	go func() {
+		tk, _ := c.Admit(context.Background(), nil, cl, Digest{}, 1, false)
+		narrow <- tk
+	}()
+	waitFor(2)
+	giveUp()
+	if reason := <-wide; reason != ReasonCancelled {
+		t.Fatalf("wide request: %q, want cancelled", reason)
+	}
+	select {
+	case tk := <-narrow:
+		if tk == nil {
+			t.Fatal("narrow request rejected")
+		}
+		tk.Finish()
+	case <-time.After(5 * time.Second):
+		t.Fatal("narrow request still waits with a seat free")
+	}
+}
+
+// A flow schema's request metrics appear with its first request, not
+// with the configuration, as kube's do.
+func TestController_FlowMetricsAppearWithTheFirstRequest(t *testing.T) {
+	c := New(600, metrics.NewRegistry(), nil)
+	c.SetConfig(testConfig())
+	series := func() int { return testutil.CollectAndCount(c.metrics.dispatched) }
+	if n := series(); n != 0 {
+		t.Fatalf("%d dispatched series before any request", n)
+	}
+	cl, ok := c.Classify(Digest{User: &user.Info{Name: "bob", Groups: []string{"system:authenticated"}}, Info: resourceInfo("list", "", "pods", "", "team")})
+	if !ok {
+		t.Fatal("not classified")
+	}
+	tk, reason := c.Admit(context.Background(), nil, cl, Digest{}, 1, false)
+	if tk == nil {
+		t.Fatal(reason)
+	}
+	tk.Finish()
+	if n := series(); n != 1 {
+		t.Fatalf("%d dispatched series after one request, want 1", n)
 	}
 }

@@ -113,6 +113,10 @@ func RequestKind(r *http.Request) string {
 	if info, ok := request.RequestInfoFrom(r.Context()); ok {
 		verb = info.Verb
 	}
+	return verbKind(verb)
+}
+
+func verbKind(verb string) string {
 	switch verb {
 	case "get", "list", "watch":
 		return ReadOnlyKind

@@ -18,6 +18,13 @@ const (
 	PriorityLevelUIDHeader = "X-Kubernetes-PF-PriorityLevel-UID"
 )
 
+// The same in their canonical form, as http.Header keeps them: setting
+// them directly spares canonicalizing them for every request.
+var (
+	flowSchemaUIDKey    = http.CanonicalHeaderKey(FlowSchemaUIDHeader)
+	priorityLevelUIDKey = http.CanonicalHeaderKey(PriorityLevelUIDHeader)
+)
+
 // Queue waits are bounded as kube bounds them: a quarter of the time
 // left to the request, or defaultQueueWait for requests without a
 // deadline (watches).
@@ -45,7 +52,6 @@ type PriorityAndFairness struct {
 // Handler applies priority and fairness in front of next.
 func (p *PriorityAndFairness) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		arrival := time.Now()
 		info, ok := request.RequestInfoFrom(r.Context())
 		u, uok := user.From(r.Context())
 		if !ok || !uok {
@@ -63,14 +69,17 @@ func (p *PriorityAndFairness) Handler(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		w.Header().Set(FlowSchemaUIDHeader, string(cl.FlowSchemaUID()))
-		w.Header().Set(PriorityLevelUIDHeader, string(cl.PriorityLevelUID()))
+		// One array holds both values, each its own one-element slice.
+		uids := [...]string{string(cl.FlowSchemaUID()), string(cl.PriorityLevelUID())}
+		h := w.Header()
+		h[flowSchemaUIDKey] = uids[0:1:1]
+		h[priorityLevelUIDKey] = uids[1:2:2]
 		width := 1
 		if info.Verb == "list" {
 			width = flowcontrol.Width(info, r.URL.Query(), p.Count, cl.MaxSeats)
 		}
-		ticket, _ := p.Controller.Admit(r.Context(), queueWaitDeadline(r.Context(), arrival), cl, d, width, watch)
-		kind := RequestKind(r)
+		ticket, _ := p.Controller.Admit(r.Context(), queueWaitDeadline, cl, d, width, watch)
+		kind := verbKind(info.Verb)
 		if ticket == nil {
 			if p.InFlight != nil {
 				p.InFlight.dropped.WithLabelValues(kind).Inc()
@@ -81,8 +90,12 @@ func (p *PriorityAndFairness) Handler(next http.Handler) http.Handler {
 			TooManyRequests(w)
 			return
 		}
-		end := p.started(kind)
-		defer end()
+		n := &p.readOnly
+		if kind == MutatingKind {
+			n = &p.mutating
+		}
+		p.observe(kind, n.Add(1))
+		defer func() { p.observe(kind, n.Add(-1)) }()
 		defer ticket.Finish()
 		if watch {
 			// A watch holds its seat only while it is set up: until the
@@ -93,24 +106,14 @@ func (p *PriorityAndFairness) Handler(next http.Handler) http.Handler {
 	})
 }
 
-// started counts a request of kind in flight for the in-flight gauge and
-// returns what counts it out.
-func (p *PriorityAndFairness) started(kind string) func() {
-	n := &p.readOnly
-	if kind == MutatingKind {
-		n = &p.mutating
-	}
-	p.observe(kind, n.Add(1))
-	return func() { p.observe(kind, n.Add(-1)) }
-}
-
 func (p *PriorityAndFairness) observe(kind string, n int64) {
 	if p.InFlight != nil {
 		p.InFlight.observe(kind, int(n))
 	}
 }
 
-// queueWaitDeadline bounds the wait in queue.
+// queueWaitDeadline bounds the wait in queue; the dispatcher asks only
+// for requests that wait.
 func queueWaitDeadline(ctx context.Context, arrival time.Time) time.Time {
 	deadline, ok := ctx.Deadline()
 	if !ok {

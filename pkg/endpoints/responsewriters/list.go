@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	goruntime "runtime"
 	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -57,7 +58,7 @@ func writeListJSON(w io.Writer, l *rest.List) error {
 		apiVersion, kind := it.GetObjectKind().GroupVersionKind().ToAPIVersionAndKind()
 		buf = appendListItem(buf, b, apiVersion, kind)
 		if len(buf) > 48*1024 {
-			if _, err := w.Write(buf); err != nil {
+			if err := writeChunk(w, buf); err != nil {
 				return err
 			}
 			buf = buf[:0]
@@ -65,6 +66,19 @@ func writeListJSON(w io.Writer, l *rest.List) error {
 	}
 	buf = append(buf, tail...)
 	_, err := w.Write(buf)
+	return err
+}
+
+// writeChunk writes one chunk of a list and then yields the processor.
+// A list of megabytes is hundreds of chunks, and writes to a local
+// socket seldom block, so without yielding its goroutine keeps its
+// processor until Go preempts it (10 ms); with dozens of lists running,
+// a small request waits for each of their slices in turn at every step
+// (reading, the handler, writing). Yielding after each chunk lets it in
+// between chunks instead.
+func writeChunk(w io.Writer, chunk []byte) error {
+	_, err := w.Write(chunk)
+	goruntime.Gosched()
 	return err
 }
 
@@ -118,13 +132,13 @@ func writeListProtobuf(w io.Writer, l *rest.List) error {
 		buf = protowire.AppendTag(buf, 2, protowire.BytesType)
 		buf = protowire.AppendVarint(buf, uint64(len(it)))
 		if len(buf)+len(it) > cap(buf) {
-			if _, err := w.Write(buf); err != nil {
+			if err := writeChunk(w, buf); err != nil {
 				return err
 			}
 			buf = buf[:0]
 		}
 		if len(it) > cap(buf) {
-			if _, err := w.Write(it); err != nil {
+			if err := writeChunk(w, it); err != nil {
 				return err
 			}
 			continue

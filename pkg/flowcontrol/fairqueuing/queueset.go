@@ -134,18 +134,33 @@ func (qs *QueueSet) Enqueue(now time.Time, r *Request) bool {
 }
 
 func (qs *QueueSet) add(q *queue, r *Request) {
+	qs.join(q, r)
+	if len(q.waiting) == 0 {
+		qs.waiting = append(qs.waiting, q)
+	}
+	q.waiting = append(q.waiting, r)
+}
+
+// join makes r one of q's requests.
+func (qs *QueueSet) join(q *queue, r *Request) {
 	if !q.active() {
 		// An idle queue starts from now: it earns no credit for the time
 		// it sent nothing.
 		q.nextDispatchR = qs.currentR
 		qs.active++
 	}
-	if len(q.waiting) == 0 {
-		qs.waiting = append(qs.waiting, q)
-	}
 	r.qs, r.queue = qs, q
-	q.waiting = append(q.waiting, r)
 	qs.seats += r.Width
+}
+
+// Start runs r at once, as Enqueue and then Dispatch would when no
+// request waits in the set (fair queuing picks the only one waiting): in
+// the first queue of its hand, all of them being empty.
+func (qs *QueueSet) Start(now time.Time, r *Request) {
+	qs.sync(now)
+	q := qs.queues[r.Flow%uint64(len(qs.queues))]
+	qs.join(q, r)
+	qs.started(now, q, r)
 }
 
 // unqueue takes r out of its queue's waiting requests.
@@ -217,8 +232,12 @@ func work(width int, d time.Duration) float64 { return float64(width) * d.Second
 // Dispatch starts r, which Next returned.
 func (qs *QueueSet) Dispatch(now time.Time, r *Request) {
 	qs.sync(now)
-	q := r.queue
 	qs.unqueue(r)
+	qs.started(now, r.queue, r)
+}
+
+// started counts r, out of its queue's waiting requests, as running.
+func (qs *QueueSet) started(now time.Time, q *queue, r *Request) {
 	q.executing++
 	q.seatsInUse += r.Width
 	q.nextDispatchR += work(r.Width, ServiceTime)

@@ -115,3 +115,35 @@ func TestDeal_DealsDistinctCardsInTheDeck(t *testing.T) {
 		}
 	}
 }
+
+// Starting a request when none waits leaves the set as enqueuing it and
+// dispatching it (the only one waiting) does: the same queue, the same
+// virtual times, for the requests after it too.
+func TestQueueSet_StartWhenNothingWaitsIsEnqueueAndDispatch(t *testing.T) {
+	now := time.Unix(0, 0)
+	cfg := Config{Queues: 16, HandSize: 4, QueueLengthLimit: 50}
+	started, queued := New(cfg, 4, now), New(cfg, 4, now)
+	var a, b []*Request
+	for i, flow := range []uint64{3, 1 << 40, 3, 99} {
+		now = now.Add(time.Duration(i) * 100 * time.Millisecond)
+		ra := &Request{Flow: flow, Width: i + 1}
+		started.Start(now, ra)
+		rb := &Request{Flow: flow, Width: i + 1}
+		if !queued.Enqueue(now, rb) || queued.Next(now) != rb {
+			t.Fatalf("request %d not next", i)
+		}
+		queued.Dispatch(now, rb)
+		a, b = append(a, ra), append(b, rb)
+	}
+	now = now.Add(time.Second)
+	a[1].Finish(now)
+	b[1].Finish(now)
+	if qa, qb := started.Queues(now), queued.Queues(now); !slices.EqualFunc(qa, qb, func(x, y QueueState) bool {
+		return x.Index == y.Index && x.Executing == y.Executing && x.SeatsInUse == y.SeatsInUse && x.NextDispatchR == y.NextDispatchR
+	}) {
+		t.Fatalf("started:\n%+v\nqueued and dispatched:\n%+v", qa, qb)
+	}
+	if ra, rb := started.CurrentR(now), queued.CurrentR(now); ra != rb || started.ActiveQueues() != queued.ActiveQueues() {
+		t.Fatalf("R %v and %d active queues, want %v and %d", ra, started.ActiveQueues(), rb, queued.ActiveQueues())
+	}
+}
