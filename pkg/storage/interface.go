@@ -94,6 +94,9 @@ type ListOptions struct {
 	// and ResourceVersion are then ignored.
 	Continue  string
 	Predicate SelectionPredicate
+	// KeepStored asks for items that keep their stored bytes
+	// (ShareStored), for a cache that holds them.
+	KeepStored bool
 }
 
 // ListResult is one page of a list.

@@ -183,7 +183,7 @@ func (w *watcher) matches(obj *storage.SharedObject) bool {
 	if obj == nil {
 		return false
 	}
-	ok, err := w.pred.Matches(obj.Object())
+	ok, err := w.pred.Matches(obj)
 	return err == nil && ok
 }
 

@@ -223,6 +223,9 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 			if err != nil {
 				return nil, fmt.Errorf("decoding %s: %w", kv.Key, err)
 			}
+			if opts.KeepStored {
+				obj = storage.ShareStored(obj, kv.Value, kv.ModRevision, s.decode)
+			}
 			if ok, err := opts.Predicate.Matches(obj); err != nil {
 				return nil, err
 			} else if !ok {
@@ -293,12 +296,16 @@ func (st *state) private() {
 	}
 }
 
-// sameBytes reports whether data are the state's stored bytes. For a
-// cached state they are encoded only when the cached object cannot tell
-// them apart otherwise.
+// sameBytes reports whether data are the state's stored bytes. A cached
+// state that kept its stored bytes compares them; another is encoded only
+// when the cached object cannot tell them apart otherwise.
 func (s *Store) sameBytes(st *state, data []byte) (bool, error) {
 	if st.data == nil && st.cached != nil {
-		if so, ok := st.cached.(*storage.SharedObject); ok && !so.MayBeStoredAs(data) {
+		so, _ := st.cached.(*storage.SharedObject)
+		if so != nil && so.Stored() != nil {
+			return bytes.Equal(data, so.Stored()), nil
+		}
+		if so != nil && !so.MayBeStoredAs(data) {
 			return false, nil
 		}
 		var err error
@@ -671,7 +678,7 @@ func (s *Store) convert(ev *clientv3.Event, pred storage.SelectionPredicate) (wa
 		if cur, err = s.decode(ev.Kv.Value, ev.Kv.ModRevision); err != nil {
 			return watch.Event{}, false, err
 		}
-		cur = storage.ShareStored(cur, ev.Kv.Value)
+		cur = storage.ShareStored(cur, ev.Kv.Value, ev.Kv.ModRevision, s.decode)
 	}
 	// The previous state matters to a delete and to a predicate that may
 	// have stopped or started matching; an update seen by a watch of
@@ -680,7 +687,7 @@ func (s *Store) convert(ev *clientv3.Event, pred storage.SelectionPredicate) (wa
 		if prev, err = s.decode(ev.PrevKv.Value, ev.Kv.ModRevision); err != nil {
 			return watch.Event{}, false, err
 		}
-		prev = storage.ShareStored(prev, ev.PrevKv.Value)
+		prev = storage.ShareStored(prev, ev.PrevKv.Value, ev.Kv.ModRevision, s.decode)
 	}
 	// Without a predicate whatever exists matches.
 	curMatch, prevMatch := cur != nil, ev.PrevKv != nil
