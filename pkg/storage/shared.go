@@ -156,6 +156,34 @@ func (s *SharedObject) Peek() runtime.Object {
 	return obj
 }
 
+// AtRevision is the same stored object with resourceVersion rev (the
+// last state of a deleted object, at the delete's revision), not decoded
+// until a reader asks; false when the object does not keep its stored
+// bytes.
+func (s *SharedObject) AtRevision(rev int64) (*SharedObject, bool) {
+	if s.stored == nil {
+		return nil, false
+	}
+	at := &SharedObject{size: s.size, stored: &storedForm{data: s.stored.data, rev: rev, decode: s.stored.decode}}
+	at.mem.Store(s.mem.Load())
+	return at, true
+}
+
+// Tombstone stands for the last state of a deleted key in the events of a
+// watch with KnowsPrevious: the watcher holds that state itself.
+type Tombstone struct {
+	Key string
+	// Revision is the delete's.
+	Revision int64
+}
+
+func (t *Tombstone) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+func (t *Tombstone) DeepCopyObject() runtime.Object {
+	c := *t
+	return &c
+}
+
 // ForgetDecoded drops the decoded object when it can be decoded again and
 // no reader asked for it after since; it reports the memory let go (its
 // MemSize), 0 when it kept it.

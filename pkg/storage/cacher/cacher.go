@@ -321,7 +321,7 @@ func (c *Cache) sync(ctx context.Context) error {
 // reports whether any arrived, and whether the watch may be resumed
 // after the last one (not after an event the cache could not apply).
 func (c *Cache) follow(ctx context.Context, rv int64) (progressed, resumable bool, err error) {
-	w, err := c.backend.Watch(ctx, c.prefix, storage.WatchOptions{ResourceVersion: rv, Recursive: true, ProgressNotify: true})
+	w, err := c.backend.Watch(ctx, c.prefix, storage.WatchOptions{ResourceVersion: rv, Recursive: true, ProgressNotify: true, KnowsPrevious: true})
 	if err != nil {
 		return false, true, err
 	}
@@ -443,6 +443,9 @@ func (c *Cache) advance(rv int64) {
 
 // apply records one event from the backend and hands it to the watchers.
 func (c *Cache) apply(e watch.Event) error {
+	if t, ok := e.Object.(*storage.Tombstone); ok {
+		return c.applyDelete(t)
+	}
 	key, err := c.keyOf(e.Object)
 	if err != nil {
 		return err
@@ -451,7 +454,27 @@ func (c *Cache) apply(e watch.Event) error {
 	if err != nil {
 		return err
 	}
-	ev := &event{typ: e.Type, key: key, obj: share(e.Object), rv: rv, at: time.Now()}
+	return c.applyEvent(&event{typ: e.Type, key: key, obj: share(e.Object), rv: rv, at: time.Now()})
+}
+
+// applyDelete records a delete the backend reported without the last
+// state, which the cache holds: that state, at the delete's revision,
+// is the event's object.
+func (c *Cache) applyDelete(t *storage.Tombstone) error {
+	c.mu.RLock()
+	last := c.items[t.Key]
+	c.mu.RUnlock()
+	if last == nil {
+		// Not a key of this cache's state: nothing to remove or tell.
+		c.advance(t.Revision)
+		return nil
+	}
+	return c.applyEvent(&event{typ: watch.Deleted, key: t.Key, obj: share(withRV(last, t.Revision)), rv: t.Revision, at: time.Now()})
+}
+
+// applyEvent records ev and hands it to the watchers.
+func (c *Cache) applyEvent(ev *event) error {
+	key, rv := ev.key, ev.rv
 	// Estimated here, outside the lock, for when the ring is all that
 	// holds the object.
 	ev.obj.MemSize()

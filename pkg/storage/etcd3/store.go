@@ -611,7 +611,13 @@ func (w *watcher) run(ctx context.Context, s *Store, key string, opts storage.Wa
 			}
 		}
 	}
-	wopts := []clientv3.OpOption{clientv3.WithRev(rev + 1), clientv3.WithPrevKV()}
+	// The previous state decides a predicate's match and makes a delete's
+	// object; a watcher that holds it spares etcd a read per event.
+	knowsPrevious := opts.KnowsPrevious && opts.Predicate.Empty()
+	wopts := []clientv3.OpOption{clientv3.WithRev(rev + 1)}
+	if !knowsPrevious {
+		wopts = append(wopts, clientv3.WithPrevKV())
+	}
 	if opts.Recursive {
 		wopts = append(wopts, clientv3.WithPrefix())
 	}
@@ -638,6 +644,12 @@ func (w *watcher) run(ctx context.Context, s *Store, key string, opts storage.Wa
 			continue
 		}
 		for _, ev := range resp.Events {
+			if knowsPrevious && ev.Type == clientv3.EventTypeDelete {
+				if !w.send(ctx, watch.Event{Type: watch.Deleted, Object: &storage.Tombstone{Key: string(ev.Kv.Key), Revision: ev.Kv.ModRevision}}) {
+					return
+				}
+				continue
+			}
 			e, ok, err := s.convert(ev, opts.Predicate)
 			if err != nil {
 				w.fail(ctx, err)
@@ -689,8 +701,10 @@ func (s *Store) convert(ev *clientv3.Event, pred storage.SelectionPredicate) (wa
 		}
 		prev = storage.ShareStored(prev, ev.PrevKv.Value, ev.Kv.ModRevision, s.decode)
 	}
-	// Without a predicate whatever exists matches.
-	curMatch, prevMatch := cur != nil, ev.PrevKv != nil
+	// Without a predicate whatever exists matches; without prevKV (a
+	// watcher that knows the previous state) a put that is no create
+	// replaced a state.
+	curMatch, prevMatch := cur != nil, ev.PrevKv != nil || (ev.Type == clientv3.EventTypePut && !ev.IsCreate())
 	if !pred.Empty() {
 		if cur != nil {
 			if curMatch, err = pred.Matches(cur); err != nil {
