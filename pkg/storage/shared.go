@@ -223,8 +223,9 @@ func (s *SharedObject) Encoded(format string, encode func(runtime.Object) ([]byt
 	for i := range s.enc {
 		if e := &s.enc[i]; e.format == format {
 			e.used = now
+			data := e.data
 			s.mu.Unlock()
-			return e.data, nil
+			return data, nil
 		}
 	}
 	s.mu.Unlock()
