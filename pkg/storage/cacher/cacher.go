@@ -469,7 +469,12 @@ func (c *Cache) applyDelete(t *storage.Tombstone) error {
 		c.advance(t.Revision)
 		return nil
 	}
-	return c.applyEvent(&event{typ: watch.Deleted, key: t.Key, obj: share(withRV(last, t.Revision)), rv: t.Revision, at: time.Now()})
+	deleted := share(withRV(last, t.Revision))
+	// Decoded here, before the watchers get it, as etcd's previous state
+	// was: a watcher that reacts to the delete (the server's own, which
+	// stop serving a removed definition) does not wait for a decode.
+	deleted.Peek()
+	return c.applyEvent(&event{typ: watch.Deleted, key: t.Key, obj: deleted, rv: t.Revision, at: time.Now()})
 }
 
 // applyEvent records ev and hands it to the watchers.
