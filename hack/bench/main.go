@@ -603,8 +603,12 @@ const (
 // gets by a user whose access comes from a RoleBinding, with 200 Roles
 // and 200 RoleBindings in the namespace.
 func (b *bench) gets() {
+	cpu := b.cpu()
 	rate := b.getRate(b.token, *objects, 5*time.Second)
-	report(fmt.Sprintf("get one object, %d clients", *clients), fmt.Sprintf("%.0f/s", rate), "")
+	cpu = b.cpu() - cpu
+	// The server's CPU per get is what a machine shared with other work
+	// changes least.
+	report(fmt.Sprintf("get one object, %d clients", *clients), fmt.Sprintf("%.0f/s, %.3f ms CPU each", rate, 1000*cpu/(rate*5)), "")
 	record("get/s (16 clients)", "/s", rate)
 	// The reader's token is only in the token file of a server the
 	// benchmark starts alone.
@@ -695,7 +699,10 @@ func (b *bench) watch() {
 	check(json.Unmarshal(list, &l))
 
 	var mu sync.Mutex
-	var delays []time.Duration
+	var delays, patchTimes []time.Duration
+	// arrivals are, by each update's send time, its first and last
+	// arrival at a watcher.
+	arrivals := map[int64][2]time.Duration{}
 	received := make([]int, *watchers)
 	var ready, done sync.WaitGroup
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(*updates / *updateRate + 60)*time.Second)
@@ -716,6 +723,7 @@ func (b *bench) watch() {
 			sc := bufio.NewScanner(resp.Body)
 			sc.Buffer(make([]byte, 1<<20), 1<<22)
 			var local []time.Duration
+			var localSent []int64
 			for sc.Scan() {
 				// The annotation is found in the bytes, not by decoding each
 				// event: with a thousand watchers the benchmark's own JSON
@@ -725,12 +733,20 @@ func (b *bench) watch() {
 					continue
 				}
 				local = append(local, time.Since(time.Unix(0, sent)))
+				localSent = append(localSent, sent)
 				if len(local) == *updates {
 					break
 				}
 			}
 			mu.Lock()
 			delays = append(delays, local...)
+			for i, sent := range localSent {
+				if d, ok := arrivals[sent]; !ok || local[i] < d[0] {
+					arrivals[sent] = [2]time.Duration{local[i], max(d[1], local[i])}
+				} else if local[i] > d[1] {
+					arrivals[sent] = [2]time.Duration{d[0], local[i]}
+				}
+			}
 			received[w] = len(local)
 			mu.Unlock()
 		}(w)
@@ -740,11 +756,13 @@ func (b *bench) watch() {
 	tick := time.NewTicker(time.Second / time.Duration(*updateRate))
 	for i := 0; i < *updates; i++ {
 		<-tick.C
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{"bench/sent":"%d"}}}`, time.Now().UnixNano())
+		sent := time.Now()
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{"bench/sent":"%d"}}}`, sent.UnixNano())
 		resp, err := b.request("PATCH", fmt.Sprintf("/apis/batch/v1/namespaces/%s/cronjobs/cj-%05d", namespace, i%*objects), patch, "application/merge-patch+json")
 		check(err)
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+		patchTimes = append(patchTimes, time.Since(sent))
 		if resp.StatusCode != 200 {
 			log.Fatalf("patch: %d", resp.StatusCode)
 		}
@@ -761,6 +779,21 @@ func (b *bench) watch() {
 	report(fmt.Sprintf("watch delivery, %d watchers, %d updates at %d/s", *watchers, *updates, *updateRate),
 		fmt.Sprintf("p50 %s p99 %s, lost %d", pct(delays, 50), pct(delays, 99), lost), "")
 	record(fmt.Sprintf("watch delivery p99 (%d watchers)", *watchers), "ms", ms(pct(delays, 99)))
+	// Where the delay goes: the patch's round trip (its answer is sent
+	// once etcd committed it), each update's first arrival at a watcher
+	// (the server's path from the request to the fan-out), and the spread
+	// from its first to its last arrival (the writes to 200 connections
+	// and the benchmark's 200 readers, on the same cores).
+	var first, spread []time.Duration
+	for _, a := range arrivals {
+		first = append(first, a[0])
+		spread = append(spread, a[1]-a[0])
+	}
+	report("  patch round trip", fmt.Sprintf("p50 %s p99 %s", pct(patchTimes, 50), pct(patchTimes, 99)), "")
+	report("  first arrival of each update", fmt.Sprintf("p50 %s p99 %s", pct(first, 50), pct(first, 99)), "")
+	report("  first to last arrival of each update", fmt.Sprintf("p50 %s p99 %s", pct(spread, 50), pct(spread, 99)), "")
+	record("  watch: first arrival p99", "ms", ms(pct(first, 99)))
+	record("  watch: first to last arrival p99", "ms", ms(pct(spread, 99)))
 	record("watch events lost", "", float64(lost))
 }
 

@@ -36,11 +36,55 @@ func (b *bench) memory(name, stage string) {
 		report("  its Go heap: in use / idle, not yet returned", fmt.Sprintf("%s / %s", mib(int64(inuse)), mib(int64(idle))), "")
 		record("  Go heap in use: "+name, "MiB", inuse/(1<<20))
 	}
+	if anon, db, other := b.rssByMapping(); anon+db+other > 0 {
+		report("  its RSS: anonymous / etcd database / binaries and other files",
+			fmt.Sprintf("%s / %s / %s", mib(anon), mib(db), mib(other)), "")
+	}
 	if *heapProfiles == "" {
 		return
 	}
 	check(os.MkdirAll(*heapProfiles, 0o755))
 	b.saveProfile("/debug/pprof/heap?gc=1", filepath.Join(*heapProfiles, b.side+"-heap-"+stage+".pprof"))
+}
+
+// rssByMapping splits the RSS of the server's processes by
+// /proc/PID/smaps: anonymous memory (the Go heap and stacks, or etcd's),
+// the pages of etcd's database file (bbolt maps it and reads through the
+// mapping: the kernel's page cache, counted in RSS once touched), and the
+// rest (binaries, libraries, other files).
+func (b *bench) rssByMapping() (anon, db, other int64) {
+	for _, pid := range b.pids {
+		f, err := os.Open(fmt.Sprintf("/proc/%d/smaps", pid))
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		name := ""
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			switch {
+			case len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":"):
+				// A mapping's header: range perms offset dev inode [path].
+				name = ""
+				if len(fields) >= 6 {
+					name = fields[5]
+				}
+			case len(fields) >= 2 && fields[0] == "Rss:":
+				kb, _ := strconv.ParseInt(fields[1], 10, 64)
+				switch {
+				case name == "" || strings.HasPrefix(name, "["):
+					anon += kb << 10
+				case strings.HasSuffix(name, "/db"):
+					db += kb << 10
+				default:
+					other += kb << 10
+				}
+			}
+		}
+		f.Close()
+	}
+	return anon, db, other
 }
 
 // goMemory reads the Go runtime's go_memstats_* gauges from the server's

@@ -94,6 +94,9 @@ type ListOptions struct {
 	// and ResourceVersion are then ignored.
 	Continue  string
 	Predicate SelectionPredicate
+	// KeepStored asks for items that keep their stored bytes
+	// (ShareStored), for a cache that holds them.
+	KeepStored bool
 }
 
 // ListResult is one page of a list.
@@ -202,6 +205,12 @@ type WatchOptions struct {
 	// SkipInitialState with ResourceVersion 0 starts at the current
 	// revision without the synthetic ADDED events.
 	SkipInitialState bool
+	// KnowsPrevious says that the watcher holds the state each event
+	// replaces (a cache that saw every event since its list): with an
+	// empty Predicate, the backend then does not read that state (etcd's
+	// prevKV, a read of each changed key at the revision before), and a
+	// DELETED event carries a *Tombstone instead of the last state.
+	KnowsPrevious bool
 }
 
 // InitialEventsEndAnnotation marks the bookmark that ends the initial

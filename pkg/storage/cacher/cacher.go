@@ -9,7 +9,9 @@
 // holds up the others (a watcher that falls too far behind is ended and
 // its client watches again). Objects are shared read-only between readers
 // and memoize their encodings, so an event is encoded once per format,
-// not once per watcher. Writes pass straight through to the backend; the
+// not once per watcher; they keep their stored bytes, and an object no
+// reader asked for lately is kept as those bytes alone, decoded again when
+// asked for. Writes pass straight through to the backend; the
 // cache holds nothing that is not in etcd. When its etcd watch breaks it
 // resumes it from the last revision it holds, and rebuilds itself from
 // etcd (ending its watchers) only when that revision was compacted.
@@ -55,7 +57,10 @@ type Config struct {
 	// stays once nobody asks for it (default 5 s: lists and watches that
 	// come together share it, a lone list encodes again, as kube's always
 	// does); an object replaced or deleted, kept only for replays, keeps
-	// its encodings for a tenth of that.
+	// its encodings for a tenth of that. The decoded form of an object
+	// that keeps its stored bytes goes after the same time without a
+	// reader (storage.SharedObject.ForgetDecoded): the cache's own use
+	// when the event arrives does not count.
 	EncodingTTL time.Duration
 	// WatcherBuffer is how many events a watcher may fall behind before it
 	// is ended (default 1024).
@@ -280,7 +285,7 @@ func (c *Cache) run(ctx context.Context) {
 // watchers go on without a gap and without noticing; only a revision
 // compacted meanwhile makes it return, for run to list again.
 func (c *Cache) sync(ctx context.Context) error {
-	list, err := c.backend.List(ctx, c.prefix, storage.ListOptions{Mode: storage.ReadMostRecent})
+	list, err := c.backend.List(ctx, c.prefix, storage.ListOptions{Mode: storage.ReadMostRecent, KeepStored: true})
 	if err != nil {
 		return err
 	}
@@ -316,7 +321,7 @@ func (c *Cache) sync(ctx context.Context) error {
 // reports whether any arrived, and whether the watch may be resumed
 // after the last one (not after an event the cache could not apply).
 func (c *Cache) follow(ctx context.Context, rv int64) (progressed, resumable bool, err error) {
-	w, err := c.backend.Watch(ctx, c.prefix, storage.WatchOptions{ResourceVersion: rv, Recursive: true, ProgressNotify: true})
+	w, err := c.backend.Watch(ctx, c.prefix, storage.WatchOptions{ResourceVersion: rv, Recursive: true, ProgressNotify: true, KnowsPrevious: true})
 	if err != nil {
 		return false, true, err
 	}
@@ -390,8 +395,17 @@ func share(obj runtime.Object) *storage.SharedObject {
 	return storage.Share(obj)
 }
 
+// peek is the object inside obj, without counting a use of a shared one:
+// the cache's own bookkeeping does not keep a decoded object alive.
+func peek(obj runtime.Object) runtime.Object {
+	if s, ok := obj.(*storage.SharedObject); ok {
+		return s.Peek()
+	}
+	return obj
+}
+
 func (c *Cache) keyOf(obj runtime.Object) (string, error) {
-	m, err := meta.Accessor(storage.Unwrap(obj))
+	m, err := meta.Accessor(peek(obj))
 	if err != nil {
 		return "", err
 	}
@@ -402,7 +416,10 @@ func (c *Cache) keyOf(obj runtime.Object) (string, error) {
 }
 
 func resourceVersion(obj runtime.Object) (int64, error) {
-	m, err := meta.Accessor(storage.Unwrap(obj))
+	if s, ok := obj.(*storage.SharedObject); ok && s.Revision() > 0 {
+		return s.Revision(), nil
+	}
+	m, err := meta.Accessor(peek(obj))
 	if err != nil {
 		return 0, err
 	}
@@ -426,6 +443,9 @@ func (c *Cache) advance(rv int64) {
 
 // apply records one event from the backend and hands it to the watchers.
 func (c *Cache) apply(e watch.Event) error {
+	if t, ok := e.Object.(*storage.Tombstone); ok {
+		return c.applyDelete(t)
+	}
 	key, err := c.keyOf(e.Object)
 	if err != nil {
 		return err
@@ -434,7 +454,32 @@ func (c *Cache) apply(e watch.Event) error {
 	if err != nil {
 		return err
 	}
-	ev := &event{typ: e.Type, key: key, obj: share(e.Object), rv: rv, at: time.Now()}
+	return c.applyEvent(&event{typ: e.Type, key: key, obj: share(e.Object), rv: rv, at: time.Now()})
+}
+
+// applyDelete records a delete the backend reported without the last
+// state, which the cache holds: that state, at the delete's revision,
+// is the event's object.
+func (c *Cache) applyDelete(t *storage.Tombstone) error {
+	c.mu.RLock()
+	last := c.items[t.Key]
+	c.mu.RUnlock()
+	if last == nil {
+		// Not a key of this cache's state: nothing to remove or tell.
+		c.advance(t.Revision)
+		return nil
+	}
+	deleted := share(withRV(last, t.Revision))
+	// Decoded here, before the watchers get it, as etcd's previous state
+	// was: a watcher that reacts to the delete (the server's own, which
+	// stop serving a removed definition) does not wait for a decode.
+	deleted.Peek()
+	return c.applyEvent(&event{typ: watch.Deleted, key: t.Key, obj: deleted, rv: t.Revision, at: time.Now()})
+}
+
+// applyEvent records ev and hands it to the watchers.
+func (c *Cache) applyEvent(ev *event) error {
+	key, rv := ev.key, ev.rv
 	// Estimated here, outside the lock, for when the ring is all that
 	// holds the object.
 	ev.obj.MemSize()
@@ -547,22 +592,23 @@ func (c *Cache) releaseLocked(key string, obj *storage.SharedObject) {
 	}
 }
 
-// forgetEncodings drops the encodings nobody asked for recently: after
-// EncodingTTL for current objects, after a tenth of it for the ones the
-// ring keeps only for replays. It reports how many bytes went.
+// forgetEncodings drops the encodings and decoded forms nobody asked for
+// recently: after EncodingTTL for current objects, after a tenth of it for
+// the ones the ring keeps only for replays. It reports how many bytes
+// went.
 func (c *Cache) forgetEncodings(now time.Time) int {
 	current, history := now.Add(-c.cfg.EncodingTTL), now.Add(-c.cfg.EncodingTTL/10)
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	n := 0
 	for _, obj := range c.items {
-		n += obj.ForgetEncodings(current)
+		n += obj.ForgetEncodings(current) + obj.ForgetDecoded(current)
 	}
 	for i := 0; i < c.size; i++ {
 		ev := c.events[(c.start+i)%len(c.events)]
 		for _, obj := range []*storage.SharedObject{ev.obj, ev.prev} {
 			if obj != nil && c.items[ev.key] != obj {
-				n += obj.ForgetEncodings(history)
+				n += obj.ForgetEncodings(history) + obj.ForgetDecoded(history)
 			}
 		}
 	}

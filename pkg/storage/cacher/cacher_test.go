@@ -557,3 +557,40 @@ func waitForWrite(t *testing.T, b storagetest.Backend, rev int64) {
 		}
 	}
 }
+
+func TestCache_ObjectNobodyReadsIsKeptAsItsStoredBytes(t *testing.T) {
+	var c *cacher.Cache
+	b := storagetest.EtcdBackend(t, etcd.Client(), func(s *etcd3.Store, prefix string) storage.Interface {
+		c = cacher.New(s, prefix, storagetest.NewObject, cacher.Config{EncodingTTL: 100 * time.Millisecond})
+		s.UseDecoded(c)
+		t.Cleanup(c.Stop)
+		return c
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	created := storagetest.Create(t, b, "a")
+	rv := meta.NewAccessor()
+	want, _ := rv.ResourceVersion(created)
+	// Nobody reads the object: the sweep (every second) lets its decoded
+	// form go.
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Stats().Freed == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the decoded object was kept 10 s after the event, unread")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	shared, err := b.Storage.Get(ctx, b.Prefix+"ns/a", storage.GetOptions{Mode: storage.ReadAny})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := shared.(*storage.SharedObject); !ok || s.Stored() == nil {
+		t.Fatalf("got %T without its stored bytes", shared)
+	}
+	got := storage.Unwrap(shared)
+	name, _ := rv.Name(got)
+	version, _ := rv.ResourceVersion(got)
+	if name != "a" || version != want {
+		t.Errorf("decoded again: %s at %s, want a at %s", name, version, want)
+	}
+}

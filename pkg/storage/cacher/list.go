@@ -47,11 +47,14 @@ func (ev *event) before() state {
 	return state{obj: ev.prev}
 }
 
-// object returns the state's object; for a deleted one a copy, which this
-// rare path can afford.
+// object returns the state's object; for a deleted one the same stored
+// object at its revision, or else a copy, which this rare path can afford.
 func (s state) object() (*storage.SharedObject, error) {
 	if s.rv == 0 {
 		return s.obj, nil
+	}
+	if at, ok := s.obj.AtRevision(s.rv); ok {
+		return at, nil
 	}
 	obj := s.obj.DeepCopyObject()
 	m, err := meta.Accessor(obj)

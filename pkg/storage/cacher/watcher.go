@@ -183,13 +183,17 @@ func (w *watcher) matches(obj *storage.SharedObject) bool {
 	if obj == nil {
 		return false
 	}
-	ok, err := w.pred.Matches(obj.Object())
+	ok, err := w.pred.Matches(obj)
 	return err == nil && ok
 }
 
-// withRV is a copy of obj with resourceVersion rv: the state an object
-// had when it stopped matching a watch's selector.
+// withRV is obj with resourceVersion rv: the state an object had when it
+// stopped matching a watch's selector, or the last state of a deleted
+// one.
 func withRV(obj *storage.SharedObject, rv int64) runtime.Object {
+	if at, ok := obj.AtRevision(rv); ok {
+		return at
+	}
 	cp := obj.DeepCopyObject()
 	if m, err := meta.Accessor(cp); err == nil {
 		m.SetResourceVersion(strconv.FormatInt(rv, 10))

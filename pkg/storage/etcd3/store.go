@@ -223,6 +223,9 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 			if err != nil {
 				return nil, fmt.Errorf("decoding %s: %w", kv.Key, err)
 			}
+			if opts.KeepStored {
+				obj = storage.ShareStored(obj, kv.Value, kv.ModRevision, s.decode)
+			}
 			if ok, err := opts.Predicate.Matches(obj); err != nil {
 				return nil, err
 			} else if !ok {
@@ -293,12 +296,16 @@ func (st *state) private() {
 	}
 }
 
-// sameBytes reports whether data are the state's stored bytes. For a
-// cached state they are encoded only when the cached object cannot tell
-// them apart otherwise.
+// sameBytes reports whether data are the state's stored bytes. A cached
+// state that kept its stored bytes compares them; another is encoded only
+// when the cached object cannot tell them apart otherwise.
 func (s *Store) sameBytes(st *state, data []byte) (bool, error) {
 	if st.data == nil && st.cached != nil {
-		if so, ok := st.cached.(*storage.SharedObject); ok && !so.MayBeStoredAs(data) {
+		so, _ := st.cached.(*storage.SharedObject)
+		if so != nil && so.Stored() != nil {
+			return bytes.Equal(data, so.Stored()), nil
+		}
+		if so != nil && !so.MayBeStoredAs(data) {
 			return false, nil
 		}
 		var err error
@@ -604,7 +611,13 @@ func (w *watcher) run(ctx context.Context, s *Store, key string, opts storage.Wa
 			}
 		}
 	}
-	wopts := []clientv3.OpOption{clientv3.WithRev(rev + 1), clientv3.WithPrevKV()}
+	// The previous state decides a predicate's match and makes a delete's
+	// object; a watcher that holds it spares etcd a read per event.
+	knowsPrevious := opts.KnowsPrevious && opts.Predicate.Empty()
+	wopts := []clientv3.OpOption{clientv3.WithRev(rev + 1)}
+	if !knowsPrevious {
+		wopts = append(wopts, clientv3.WithPrevKV())
+	}
 	if opts.Recursive {
 		wopts = append(wopts, clientv3.WithPrefix())
 	}
@@ -631,6 +644,12 @@ func (w *watcher) run(ctx context.Context, s *Store, key string, opts storage.Wa
 			continue
 		}
 		for _, ev := range resp.Events {
+			if knowsPrevious && ev.Type == clientv3.EventTypeDelete {
+				if !w.send(ctx, watch.Event{Type: watch.Deleted, Object: &storage.Tombstone{Key: string(ev.Kv.Key), Revision: ev.Kv.ModRevision}}) {
+					return
+				}
+				continue
+			}
 			e, ok, err := s.convert(ev, opts.Predicate)
 			if err != nil {
 				w.fail(ctx, err)
@@ -671,7 +690,7 @@ func (s *Store) convert(ev *clientv3.Event, pred storage.SelectionPredicate) (wa
 		if cur, err = s.decode(ev.Kv.Value, ev.Kv.ModRevision); err != nil {
 			return watch.Event{}, false, err
 		}
-		cur = storage.ShareStored(cur, ev.Kv.Value)
+		cur = storage.ShareStored(cur, ev.Kv.Value, ev.Kv.ModRevision, s.decode)
 	}
 	// The previous state matters to a delete and to a predicate that may
 	// have stopped or started matching; an update seen by a watch of
@@ -680,10 +699,12 @@ func (s *Store) convert(ev *clientv3.Event, pred storage.SelectionPredicate) (wa
 		if prev, err = s.decode(ev.PrevKv.Value, ev.Kv.ModRevision); err != nil {
 			return watch.Event{}, false, err
 		}
-		prev = storage.ShareStored(prev, ev.PrevKv.Value)
+		prev = storage.ShareStored(prev, ev.PrevKv.Value, ev.Kv.ModRevision, s.decode)
 	}
-	// Without a predicate whatever exists matches.
-	curMatch, prevMatch := cur != nil, ev.PrevKv != nil
+	// Without a predicate whatever exists matches; without prevKV (a
+	// watcher that knows the previous state) a put that is no create
+	// replaced a state.
+	curMatch, prevMatch := cur != nil, ev.PrevKv != nil || (ev.Type == clientv3.EventTypePut && !ev.IsCreate())
 	if !pred.Empty() {
 		if cur != nil {
 			if curMatch, err = pred.Matches(cur); err != nil {
