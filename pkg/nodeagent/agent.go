@@ -10,6 +10,7 @@ package nodeagent
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,8 +69,13 @@ type Options struct {
 	// StatusUpdateFrequency is how often the node's status is computed;
 	// it is written when it changed or StatusReportFrequency passed.
 	StatusUpdateFrequency, StatusReportFrequency time.Duration
-	// SyncPeriod is how often every pod is compared with its containers.
+	// SyncPeriod is how often the node's containers are listed (the
+	// kubelet's PLEG relist): a pod whose containers changed state since
+	// the last listing is synced, and so is every pod not settled.
 	SyncPeriod time.Duration
+	// FullSyncPeriod is how often every pod is synced, settled or not
+	// (the kubelet's --sync-frequency).
+	FullSyncPeriod time.Duration
 	// Workers sync that many pods at once.
 	Workers int
 	// PreferLocalImages takes an image present locally without pulling
@@ -85,7 +91,7 @@ func DefaultOptions() Options {
 		Port: 10250, MaxPods: 110, RootDir: "/var/lib/cronplane-node", Network: "bridge", SandboxImage: "busybox",
 		APIServerPort: 443, LeaseDuration: 40 * time.Second,
 		StatusUpdateFrequency: 10 * time.Second, StatusReportFrequency: 5 * time.Minute,
-		SyncPeriod: time.Second, Workers: 4,
+		SyncPeriod: time.Second, FullSyncPeriod: time.Minute, Workers: 4,
 	}
 }
 
@@ -118,6 +124,12 @@ type Agent struct {
 	// nodeAllocatable is what the node last reported allocatable, for
 	// the limits a container does not set.
 	nodeAllocatable atomic.Pointer[corev1.ResourceList]
+
+	// relisted is each pod's containers and their states at the last
+	// relist, and lastFull when every pod was last queued; only resync
+	// touches them.
+	relisted map[string]string
+	lastFull time.Time
 }
 
 func (a *Agent) allocatable() corev1.ResourceList {
@@ -199,19 +211,79 @@ func (a *Agent) Run(ctx context.Context) error {
 	return nil
 }
 
-// resync queues every pod, and removes the containers of pods that are
-// gone: a level-triggered pass that also sees containers exit.
+// resync is the agent's relist, as the kubelet's PLEG: one listing of
+// the node's containers, without inspecting them, queues the pods whose
+// containers changed state since the last one and the pods not settled,
+// every pod each FullSyncPeriod, and removes the containers of pods that
+// are gone. A pod whose containers run on, status written, costs nothing
+// here: with tens of pods, syncing each every second (a listing and an
+// inspection per container) loaded the engine the starting pods wait on.
 func (a *Agent) resync(ctx context.Context) {
+	// The containers first: every pod they belong to that is still
+	// bound is in the pods listed after, so none started meanwhile is
+	// taken for an orphan.
+	containers, engineErr := a.engine.ListStates(ctx, a.ownLabels())
 	pods, err := a.pods.List(labelsEverything())
 	if err != nil {
 		return
 	}
+	if engineErr != nil {
+		// The engine does not answer: every sync reports it.
+		for _, p := range pods {
+			a.enqueue(p)
+		}
+		return
+	}
+	states := podStates(containers)
+	full := time.Since(a.lastFull) >= a.opts.FullSyncPeriod
+	if full {
+		a.lastFull = time.Now()
+	}
 	known := make(map[string]bool, len(pods))
 	for _, p := range pods {
-		known[string(p.UID)] = true
-		a.enqueue(p)
+		uid := string(p.UID)
+		known[uid] = true
+		if full || states[uid] != a.relisted[uid] || !settled(p) {
+			a.enqueue(p)
+		}
 	}
-	a.removeOrphans(ctx, known)
+	a.relisted = states
+	a.removeOrphans(ctx, known, containers)
+}
+
+// podStates sums up each pod's containers and their states, by pod uid.
+func podStates(containers []engine.Container) map[string]string {
+	sort.Slice(containers, func(i, j int) bool { return containers[i].ID < containers[j].ID })
+	out := map[string]string{}
+	for _, c := range containers {
+		uid := c.Labels[labelPodUID]
+		out[uid] += c.ID + "=" + string(c.State) + ";"
+	}
+	return out
+}
+
+// settled says a pod's status stands while its containers keep their
+// states: it is not being deleted, has no deadline to watch, and every
+// container was last seen running or terminated, none waiting (to
+// start, restart, or pull), with the phase to match.
+func settled(pod *corev1.Pod) bool {
+	s := &pod.Status
+	switch {
+	case pod.DeletionTimestamp != nil,
+		pod.Spec.ActiveDeadlineSeconds != nil && !isTerminal(s.Phase),
+		s.Phase != corev1.PodRunning && !isTerminal(s.Phase),
+		len(s.ContainerStatuses) != len(pod.Spec.Containers),
+		len(s.InitContainerStatuses) != len(pod.Spec.InitContainers):
+		return false
+	}
+	for _, list := range [][]corev1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses} {
+		for _, c := range list {
+			if c.State.Waiting != nil {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (a *Agent) processNext(ctx context.Context) bool {
