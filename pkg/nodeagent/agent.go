@@ -97,8 +97,12 @@ func DefaultOptions() Options {
 
 // Agent is a running node agent.
 type Agent struct {
-	opts     Options
-	client   kubernetes.Interface
+	opts   Options
+	client kubernetes.Interface
+	// events posts the agent's events: the kubelet gives them a client
+	// of their own, so that a burst of events (three or four per pod
+	// started) does not spend the rate limit its status writes wait on.
+	events   kubernetes.Interface
 	engine   engine.Engine
 	recorder record.EventRecorder
 	pods     corelisters.PodLister
@@ -139,14 +143,15 @@ func (a *Agent) allocatable() corev1.ResourceList {
 	return nil
 }
 
-// New makes an Agent talking to the apiserver with client and running
-// containers on eng.
+// New makes an Agent talking to the apiserver with client (its events
+// too, unless SetEventClient gives them another) and running containers
+// on eng.
 func New(opts Options, client kubernetes.Interface, eng engine.Engine) (*Agent, error) {
 	if opts.NodeName == "" {
 		return nil, fmt.Errorf("a node name is required")
 	}
 	a := &Agent{
-		opts: opts, client: client, engine: eng,
+		opts: opts, client: client, events: client, engine: eng,
 		queue:        workqueue.NewNamedRateLimitingQueue(workqueue.DefaultControllerRateLimiter(), "pods"),
 		backoff:      flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
 		pullBackoff:  flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
@@ -170,6 +175,9 @@ func New(opts Options, client kubernetes.Interface, eng engine.Engine) (*Agent, 
 	return a, nil
 }
 
+// SetEventClient has the agent post its events with client.
+func (a *Agent) SetEventClient(client kubernetes.Interface) { a.events = client }
+
 func (a *Agent) enqueue(obj interface{}) {
 	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 		a.queue.Add(key)
@@ -180,7 +188,7 @@ func (a *Agent) enqueue(obj interface{}) {
 func (a *Agent) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	events := record.NewBroadcaster()
-	events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: a.client.CoreV1().Events("")})
+	events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: a.events.CoreV1().Events("")})
 	defer events.Shutdown()
 	a.recorder = events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: a.opts.NodeName})
 	defer a.queue.ShutDown()

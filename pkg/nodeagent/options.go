@@ -87,7 +87,11 @@ func Run(ctx context.Context, c Config) error {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
 	rc.UserAgent = version.UserAgent("node-agent", "")
+	// The kubelet's --kube-api-qps and --kube-api-burst, and for its
+	// events a client of their own with --event-qps and --event-burst.
 	rc.QPS, rc.Burst = 50, 100
+	erc := rest.CopyConfig(rc)
+	erc.QPS, erc.Burst = 50, 100
 	hostPort := c.APIServer
 	if hostPort == "" {
 		hostPort = strings.TrimPrefix(rc.Host, "https://")
@@ -108,10 +112,15 @@ func Run(ctx context.Context, c Config) error {
 	if err != nil {
 		return err
 	}
+	events, err := kubernetes.NewForConfig(erc)
+	if err != nil {
+		return err
+	}
 	a, err := New(c.Options, client, eng)
 	if err != nil {
 		return err
 	}
+	a.SetEventClient(events)
 	server, err := c.nodeServer(rc, client, a)
 	if err != nil {
 		return err
