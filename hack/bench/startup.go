@@ -24,7 +24,7 @@ import (
 
 var (
 	podStartup      = flag.Int("pod-startup", 100, "CronJobs on */1 firing in the same minute, whose pods two node agents run on the machine's Docker engine, measured from the scheduled minute to each container running (0 skips; skipped with a message when no engine answers)")
-	podStartupSleep = flag.Duration("pod-startup-sleep", 2*time.Minute, "how long each pod's container sleeps: long enough that all run at once when the agents' RSS is read")
+	podStartupWait  = flag.Duration("pod-startup-timeout", 3*time.Minute, "how long after the minute the pod startup scenario waits for every container to run; each sleeps a minute longer, so that all run at once when the agents' RSS is read")
 	podStartupDir   = flag.String("pod-startup-dir", "", "parent of the node agents' --root-dir (default: the benchmark's temporary directory)")
 	podStartupArgs  = flag.String("node-agent-args", "", "more flags, space-separated, for the node agents of the pod startup scenario (e.g. --workers=8)")
 	engineFloorN    = flag.Int("engine-floor", 100, "pod-like container pairs (a sandbox, then a container in its network namespace) the pod startup scenario creates and starts at once through the engine's API alone, for the engine's floor (0 skips)")
@@ -119,15 +119,25 @@ func (b *bench) podStartup() {
 	b.waitStartupReady(agents)
 
 	n := *podStartup
-	sleep := strconv.Itoa(int(podStartupSleep.Seconds()))
+	sleep := strconv.Itoa(int((*podStartupWait + time.Minute).Seconds()))
+	// The minute measured is the next one, the CronJobs created 20 s
+	// before it at least: created closer, they would fire at it unseen
+	// by the controller's first pass, or miss it.
+	minute := time.Now().Truncate(time.Minute).Add(time.Minute)
+	if time.Until(minute) < 20*time.Second {
+		time.Sleep(time.Until(minute))
+		minute = minute.Add(time.Minute)
+	}
+	// Forbid: the minutes after skip while the pods sleep, so that one
+	// minute's pods are measured alone.
 	parallel(*clients, n, func(i int) {
-		body := fmt.Sprintf(`{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"start-%03d"},"spec":{"schedule":"*/1 * * * *","jobTemplate":{"spec":{"backoffLimit":0,"template":{"spec":{"restartPolicy":"Never","terminationGracePeriodSeconds":1,"containers":[{"name":"c","image":"%s","command":["sleep","%s"]}]}}}}}}`, i, startupImage, sleep)
+		body := fmt.Sprintf(`{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"start-%03d"},"spec":{"schedule":"*/1 * * * *","concurrencyPolicy":"Forbid","jobTemplate":{"spec":{"backoffLimit":0,"template":{"spec":{"restartPolicy":"Never","terminationGracePeriodSeconds":1,"containers":[{"name":"c","image":"%s","command":["sleep","%s"]}]}}}}}}`, i, startupImage, sleep)
 		b.do("POST", "/apis/batch/v1/namespaces/"+startupNS+"/cronjobs", body, 201)
 	})
-	// The first full minute that leaves the controller 15 s to see every
-	// CronJob.
-	minute := time.Now().Add(15 * time.Second).Truncate(time.Minute).Add(time.Minute)
-	deadline := minute.Add(50 * time.Second)
+	if left := time.Until(minute); left < 5*time.Second {
+		log.Printf("pod startup: the CronJobs were created only %s before the minute", left.Round(time.Millisecond))
+	}
+	deadline := minute.Add(*podStartupWait)
 	watchCtx, stopWatches := context.WithDeadline(ctx, deadline)
 	defer stopWatches()
 
@@ -232,7 +242,12 @@ func (b *bench) podStartup() {
 		cpu[i] = cpuOf([]int{p.Process.Pid}) - cpuBefore[i]
 	}
 	serverCPU, dockerCPU = cpuOf(b.pids)-serverCPU, cpuOf(dockerd)-dockerCPU
-	// The next minute would fire the CronJobs again.
+	// The pods running on, nothing to start: what keeping them costs.
+	const steadyFor = 10 * time.Second
+	agentPids := pidsOf(agents)
+	steadyAgents, steadyDocker := cpuOf(agentPids), cpuOf(dockerd)
+	time.Sleep(steadyFor)
+	steadyAgents, steadyDocker = cpuOf(agentPids)-steadyAgents, cpuOf(dockerd)-steadyDocker
 	stopCM()
 	stopWatches()
 
@@ -279,11 +294,14 @@ func (b *bench) podStartup() {
 	report("CPU from the minute to all running: apiserver / controller-manager / agents / dockerd",
 		fmt.Sprintf("%.1f s / %.1f s / %.1f s / %.1f s", serverCPU, cpu[0], sumFloats(cpu[1:]), dockerCPU), "")
 	report("  load average then", strings.Join(strings.Fields(string(load))[:3], " "), "")
+	report(fmt.Sprintf("CPU per second over %s with the pods running: agents / dockerd", steadyFor),
+		fmt.Sprintf("%.0f ms / %.0f ms", 1000*steadyAgents/steadyFor.Seconds(), 1000*steadyDocker/steadyFor.Seconds()), "")
 	record("pod startup: scheduled → container running p50", "ms", ms(pct(toRunning, 50)))
 	record("pod startup: scheduled → container running p99", "ms", ms(pct(toRunning, 99)))
 	record("pod startup: scheduled → pod bound p99", "ms", ms(pct(toBound, 99)))
 	record("pod startup: node agent RSS idle", "MiB", float64(idle[0])/(1<<20))
 	record("pod startup: node agent RSS with its pods running", "MiB", float64(busy[0])/(1<<20))
+	record("pod startup: agents' CPU per second with the pods running", "ms", 1000*steadyAgents/steadyFor.Seconds())
 	if len(toRunning) < n {
 		log.Printf("pod startup: only %d of %d containers seen running within %s of the minute", len(toRunning), n, deadline.Sub(minute))
 	}
