@@ -23,13 +23,13 @@ import (
 )
 
 var (
-	podStartup      = flag.Int("pod-startup", 100, "CronJobs on */1 firing in the same minute, whose pods two node agents run on the machine's Docker engine, measured from the scheduled minute to each container running (0 skips; skipped with a message when no engine answers)")
-	podStartupWait  = flag.Duration("pod-startup-timeout", 3*time.Minute, "how long after the minute the pod startup scenario waits for every container to run; each sleeps a minute longer, so that all run at once when the agents' RSS is read")
-	podStartupDir   = flag.String("pod-startup-dir", "", "parent of the node agents' --root-dir (default: the benchmark's temporary directory)")
-	podStartupArgs  = flag.String("node-agent-args", "", "more flags, space-separated, for the node agents of the pod startup scenario (e.g. --workers=8)")
-	engineFloorN    = flag.Int("engine-floor", 100, "pod-like container pairs (a sandbox, then a container in its network namespace) the pod startup scenario creates and starts at once through the engine's API alone, for the engine's floor (0 skips)")
-	engineFloorPar  = flag.String("engine-floor-workers", "0", "comma-separated numbers of pairs the engine floor creates and starts at a time, each measured in turn (0: all at once)")
-	agentBin        = flag.String("node-agent", "bin/node-agent", "node agent binary")
+	podStartup     = flag.Int("pod-startup", 100, "CronJobs on */1 firing in the same minute, whose pods two node agents run on the machine's Docker engine, measured from the scheduled minute to each container running (0 skips; skipped with a message when no engine answers)")
+	podStartupWait = flag.Duration("pod-startup-timeout", 3*time.Minute, "how long after the minute the pod startup scenario waits for every container to run; each sleeps a minute longer, so that all run at once when the agents' RSS is read")
+	podStartupDir  = flag.String("pod-startup-dir", "", "parent of the node agents' --root-dir (default: the benchmark's temporary directory)")
+	podStartupArgs = flag.String("node-agent-args", "", "more flags, space-separated, for the node agents of the pod startup scenario (e.g. --workers=8)")
+	engineFloorN   = flag.Int("engine-floor", 100, "pod-like container pairs (a sandbox, then a container in its network namespace) the pod startup scenario creates and starts through the engine's API alone, for the engine's floor (0 skips)")
+	engineFloorPar = flag.String("engine-floor-workers", "8,0", "comma-separated numbers of pairs the engine floor creates and starts at a time, each measured in turn (0: all at once; 8: as the two agents' 4 workers each)")
+	agentBin       = flag.String("node-agent", "bin/node-agent", "node agent binary")
 )
 
 // The pod startup scenario's node names, and the labels of the engine
