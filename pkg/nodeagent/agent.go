@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -166,7 +167,7 @@ func New(opts Options, client kubernetes.Interface, eng engine.Engine) (*Agent, 
 	a.pods, a.synced = inf.Lister(), inf.Informer().HasSynced
 	_, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    a.enqueue,
-		UpdateFunc: func(_, obj interface{}) { a.enqueue(obj) },
+		UpdateFunc: a.updated,
 		DeleteFunc: a.enqueue,
 	})
 	if err != nil {
@@ -177,6 +178,29 @@ func New(opts Options, client kubernetes.Interface, eng engine.Engine) (*Agent, 
 
 // SetEventClient has the agent post its events with client.
 func (a *Agent) SetEventClient(client kubernetes.Interface) { a.events = client }
+
+// updated queues a pod whose update the agent acts on: any but one of
+// its status alone, which is the agent's own write coming back (the
+// kubelet's pod config ignores those too); a sync it would start finds
+// nothing to do, at the cost of a listing and an inspection per
+// container of an engine the starting pods wait on.
+func (a *Agent) updated(old, cur interface{}) {
+	o, ok1 := old.(*corev1.Pod)
+	c, ok2 := cur.(*corev1.Pod)
+	if ok1 && ok2 && statusOnly(o, c) {
+		return
+	}
+	a.enqueue(cur)
+}
+
+func statusOnly(old, cur *corev1.Pod) bool {
+	return old.UID == cur.UID &&
+		equality.Semantic.DeepEqual(old.DeletionTimestamp, cur.DeletionTimestamp) &&
+		equality.Semantic.DeepEqual(old.DeletionGracePeriodSeconds, cur.DeletionGracePeriodSeconds) &&
+		equality.Semantic.DeepEqual(old.Labels, cur.Labels) &&
+		equality.Semantic.DeepEqual(old.Annotations, cur.Annotations) &&
+		equality.Semantic.DeepEqual(old.Spec, cur.Spec)
+}
 
 func (a *Agent) enqueue(obj interface{}) {
 	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {

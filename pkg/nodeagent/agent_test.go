@@ -432,3 +432,28 @@ func TestResync_RemovesOrphansOfItsOwnNodeOnly(t *testing.T) {
 		t.Fatalf("another node's container was removed: %v", err)
 	}
 }
+
+func TestUpdated_QueuesAPodUnlessOnlyItsStatusChanged(t *testing.T) {
+	a, _ := testAgent(t, newFakeEngine("busybox"))
+	old := jobPod(corev1.RestartPolicyNever, corev1.PullIfNotPresent)
+	now := metav1.Now()
+	for _, tc := range []struct {
+		name   string
+		change func(*corev1.Pod)
+		queued bool
+	}{
+		{"status", func(p *corev1.Pod) { p.Status.Phase, p.ResourceVersion = corev1.PodRunning, "2" }, false},
+		{"deletion", func(p *corev1.Pod) { p.DeletionTimestamp = &now }, true},
+		{"spec", func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = ptrTo(int64(5)) }, true},
+		{"labels", func(p *corev1.Pod) { p.Labels = map[string]string{"a": "b"} }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cur := old.DeepCopy()
+			tc.change(cur)
+			a.updated(old, cur)
+			if got := len(a.queued()) == 1; got != tc.queued {
+				t.Fatalf("queued %v, want %v", got, tc.queued)
+			}
+		})
+	}
+}
