@@ -28,7 +28,7 @@ var (
 	podStartupDir  = flag.String("pod-startup-dir", "", "parent of the node agents' --root-dir (default: the benchmark's temporary directory)")
 	podStartupArgs = flag.String("node-agent-args", "", "more flags, space-separated, for the node agents of the pod startup scenario (e.g. --workers=8)")
 	engineFloorN   = flag.Int("engine-floor", 100, "pod-like container pairs (a sandbox, then a container in its network namespace) the pod startup scenario creates and starts through the engine's API alone, for the engine's floor (0 skips)")
-	engineFloorPar = flag.String("engine-floor-workers", "8,0", "comma-separated numbers of pairs the engine floor creates and starts at a time, each measured in turn (0: all at once; 8: as the two agents' 4 workers each)")
+	engineFloorPar = flag.String("engine-floor-workers", "8,0", "comma-separated numbers of pairs the engine floor creates and starts at a time, each measured in turn (0: all at once)")
 	agentBin       = flag.String("node-agent", "bin/node-agent", "node agent binary")
 )
 

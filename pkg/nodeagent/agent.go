@@ -77,7 +77,9 @@ type Options struct {
 	// FullSyncPeriod is how often every pod is synced, settled or not
 	// (the kubelet's --sync-frequency).
 	FullSyncPeriod time.Duration
-	// Workers sync that many pods at once.
+	// Workers sync that many pods at once (the kubelet has a worker per
+	// pod): 16, where 4 left the engine idle between calls when tens of
+	// pods start at once (docs/performance.md, "Pod startup").
 	Workers int
 	// PreferLocalImages takes an image present locally without pulling
 	// it, whatever the pull policy: for a machine without a registry,
@@ -92,7 +94,7 @@ func DefaultOptions() Options {
 		Port: 10250, MaxPods: 110, RootDir: "/var/lib/cronplane-node", Network: "bridge", SandboxImage: "busybox",
 		APIServerPort: 443, LeaseDuration: 40 * time.Second,
 		StatusUpdateFrequency: 10 * time.Second, StatusReportFrequency: 5 * time.Minute,
-		SyncPeriod: time.Second, FullSyncPeriod: time.Minute, Workers: 4,
+		SyncPeriod: time.Second, FullSyncPeriod: time.Minute, Workers: 16,
 	}
 }
 
