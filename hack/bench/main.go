@@ -3,7 +3,9 @@
 // clients, watch delivery to 200 watchers, RSS under that load, merge
 // patches, applies, deletes, RSS after cleanup, the CronJob controller,
 // and creates through a validating webhook and a ValidatingAdmissionPolicy
-// (-only admission runs that scenario alone).
+// (-only admission runs that scenario alone), and the pod startup
+// scenario: CronJobs whose pods two node agents run on the machine's
+// Docker engine (-only startup).
 // It starts bin/apiserver on an embedded etcd in a temporary directory on
 // a free loopback port and stops it at the end; -kubeconfig measures a
 // server already running instead, and -compare runs the same scenarios
@@ -55,7 +57,7 @@ var (
 	cmBin        = flag.String("controller-manager", "bin/controller-manager", "controller-manager binary")
 	pad          = flag.Int("pad", 740, "characters of annotation in each CronJob of the simple shape (740 makes the 5,000 a 13 MB JSON list)")
 	shape        = flag.String("shape", "simple", "the CronJobs' shape: simple (a large annotation, a small template) or rich (more typed fields: 4 labels, a Job spec with limits, a container with env, resources and a command)")
-	only         = flag.String("only", "", "run one scenario alone, on either server: admission, or apf (the CronJob creates and the noisy-neighbour scenario, and without -compare the APF on/off overhead)")
+	only         = flag.String("only", "", "run one scenario alone: admission, apf (the CronJob creates and the noisy-neighbour scenario, and without -compare the APF on/off overhead), or startup (the pod startup scenario, cronplane only)")
 )
 
 const namespace = "bench"
@@ -92,8 +94,8 @@ func main() {
 	if *shape != "simple" && *shape != "rich" {
 		log.Fatalf("-shape %q: want simple or rich", *shape)
 	}
-	if *only != "" && *only != "admission" && *only != "apf" {
-		log.Fatalf("-only %q: the scenarios run alone are: admission, apf", *only)
+	if *only != "" && *only != "admission" && *only != "apf" && *only != "startup" {
+		log.Fatalf("-only %q: the scenarios run alone are: admission, apf, startup", *only)
 	}
 	switch {
 	case *compare:
@@ -142,6 +144,12 @@ func (b *bench) suite() {
 		b.admission()
 		return
 	}
+	if *only == "startup" {
+		if b.side == "cronplane" {
+			b.podStartup()
+		}
+		return
+	}
 	if *only == "apf" {
 		b.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"`+namespace+`"}}`, 201)
 		b.create()
@@ -179,6 +187,13 @@ func (b *bench) suite() {
 		b.jobs()
 	}
 	b.admission()
+	// On a server of its own: the CronJob scenario's CronJobs would fire
+	// beside its pods.
+	if *podStartup > 0 && b.fresh != nil && !*compare {
+		nb, stop := b.fresh()
+		nb.podStartup()
+		stop()
+	}
 }
 
 // controllerManager starts bin/controller-manager, creates CronJobs on

@@ -10,11 +10,13 @@ package nodeagent
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -68,9 +70,16 @@ type Options struct {
 	// StatusUpdateFrequency is how often the node's status is computed;
 	// it is written when it changed or StatusReportFrequency passed.
 	StatusUpdateFrequency, StatusReportFrequency time.Duration
-	// SyncPeriod is how often every pod is compared with its containers.
+	// SyncPeriod is how often the node's containers are listed (the
+	// kubelet's PLEG relist): a pod whose containers changed state since
+	// the last listing is synced, and so is every pod not settled.
 	SyncPeriod time.Duration
-	// Workers sync that many pods at once.
+	// FullSyncPeriod is how often every pod is synced, settled or not
+	// (the kubelet's --sync-frequency).
+	FullSyncPeriod time.Duration
+	// Workers sync that many pods at once (the kubelet has a worker per
+	// pod): 16, where 4 left the engine idle between calls when tens of
+	// pods start at once (docs/performance.md, "Pod startup").
 	Workers int
 	// PreferLocalImages takes an image present locally without pulling
 	// it, whatever the pull policy: for a machine without a registry,
@@ -85,14 +94,18 @@ func DefaultOptions() Options {
 		Port: 10250, MaxPods: 110, RootDir: "/var/lib/cronplane-node", Network: "bridge", SandboxImage: "busybox",
 		APIServerPort: 443, LeaseDuration: 40 * time.Second,
 		StatusUpdateFrequency: 10 * time.Second, StatusReportFrequency: 5 * time.Minute,
-		SyncPeriod: time.Second, Workers: 4,
+		SyncPeriod: time.Second, FullSyncPeriod: time.Minute, Workers: 16,
 	}
 }
 
 // Agent is a running node agent.
 type Agent struct {
-	opts     Options
-	client   kubernetes.Interface
+	opts   Options
+	client kubernetes.Interface
+	// events posts the agent's events: the kubelet gives them a client
+	// of their own, so that a burst of events (three or four per pod
+	// started) does not spend the rate limit its status writes wait on.
+	events   kubernetes.Interface
 	engine   engine.Engine
 	recorder record.EventRecorder
 	pods     corelisters.PodLister
@@ -118,6 +131,12 @@ type Agent struct {
 	// nodeAllocatable is what the node last reported allocatable, for
 	// the limits a container does not set.
 	nodeAllocatable atomic.Pointer[corev1.ResourceList]
+
+	// relisted is each pod's containers and their states at the last
+	// relist, and lastFull when every pod was last queued; only resync
+	// touches them.
+	relisted map[string]string
+	lastFull time.Time
 }
 
 func (a *Agent) allocatable() corev1.ResourceList {
@@ -127,14 +146,15 @@ func (a *Agent) allocatable() corev1.ResourceList {
 	return nil
 }
 
-// New makes an Agent talking to the apiserver with client and running
-// containers on eng.
+// New makes an Agent talking to the apiserver with client (its events
+// too, unless SetEventClient gives them another) and running containers
+// on eng.
 func New(opts Options, client kubernetes.Interface, eng engine.Engine) (*Agent, error) {
 	if opts.NodeName == "" {
 		return nil, fmt.Errorf("a node name is required")
 	}
 	a := &Agent{
-		opts: opts, client: client, engine: eng,
+		opts: opts, client: client, events: client, engine: eng,
 		queue:        workqueue.NewNamedRateLimitingQueue(workqueue.DefaultControllerRateLimiter(), "pods"),
 		backoff:      flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
 		pullBackoff:  flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
@@ -149,13 +169,39 @@ func New(opts Options, client kubernetes.Interface, eng engine.Engine) (*Agent, 
 	a.pods, a.synced = inf.Lister(), inf.Informer().HasSynced
 	_, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    a.enqueue,
-		UpdateFunc: func(_, obj interface{}) { a.enqueue(obj) },
+		UpdateFunc: a.updated,
 		DeleteFunc: a.enqueue,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return a, nil
+}
+
+// SetEventClient has the agent post its events with client.
+func (a *Agent) SetEventClient(client kubernetes.Interface) { a.events = client }
+
+// updated queues a pod whose update the agent acts on: any but one of
+// its status alone, which is the agent's own write coming back (the
+// kubelet's pod config ignores those too); a sync it would start finds
+// nothing to do, at the cost of a listing and an inspection per
+// container of an engine the starting pods wait on.
+func (a *Agent) updated(old, cur interface{}) {
+	o, ok1 := old.(*corev1.Pod)
+	c, ok2 := cur.(*corev1.Pod)
+	if ok1 && ok2 && statusOnly(o, c) {
+		return
+	}
+	a.enqueue(cur)
+}
+
+func statusOnly(old, cur *corev1.Pod) bool {
+	return old.UID == cur.UID &&
+		equality.Semantic.DeepEqual(old.DeletionTimestamp, cur.DeletionTimestamp) &&
+		equality.Semantic.DeepEqual(old.DeletionGracePeriodSeconds, cur.DeletionGracePeriodSeconds) &&
+		equality.Semantic.DeepEqual(old.Labels, cur.Labels) &&
+		equality.Semantic.DeepEqual(old.Annotations, cur.Annotations) &&
+		equality.Semantic.DeepEqual(old.Spec, cur.Spec)
 }
 
 func (a *Agent) enqueue(obj interface{}) {
@@ -168,7 +214,7 @@ func (a *Agent) enqueue(obj interface{}) {
 func (a *Agent) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	events := record.NewBroadcaster()
-	events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: a.client.CoreV1().Events("")})
+	events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: a.events.CoreV1().Events("")})
 	defer events.Shutdown()
 	a.recorder = events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: a.opts.NodeName})
 	defer a.queue.ShutDown()
@@ -199,19 +245,79 @@ func (a *Agent) Run(ctx context.Context) error {
 	return nil
 }
 
-// resync queues every pod, and removes the containers of pods that are
-// gone: a level-triggered pass that also sees containers exit.
+// resync is the agent's relist, as the kubelet's PLEG: one listing of
+// the node's containers, without inspecting them, queues the pods whose
+// containers changed state since the last one and the pods not settled,
+// every pod each FullSyncPeriod, and removes the containers of pods that
+// are gone. A pod whose containers run on, status written, costs nothing
+// here: with tens of pods, syncing each every second (a listing and an
+// inspection per container) loaded the engine the starting pods wait on.
 func (a *Agent) resync(ctx context.Context) {
+	// The containers first: every pod they belong to that is still
+	// bound is in the pods listed after, so none started meanwhile is
+	// taken for an orphan.
+	containers, engineErr := a.engine.ListStates(ctx, a.ownLabels())
 	pods, err := a.pods.List(labelsEverything())
 	if err != nil {
 		return
 	}
+	if engineErr != nil {
+		// The engine does not answer: every sync reports it.
+		for _, p := range pods {
+			a.enqueue(p)
+		}
+		return
+	}
+	states := podStates(containers)
+	full := time.Since(a.lastFull) >= a.opts.FullSyncPeriod
+	if full {
+		a.lastFull = time.Now()
+	}
 	known := make(map[string]bool, len(pods))
 	for _, p := range pods {
-		known[string(p.UID)] = true
-		a.enqueue(p)
+		uid := string(p.UID)
+		known[uid] = true
+		if full || states[uid] != a.relisted[uid] || !settled(p) {
+			a.enqueue(p)
+		}
 	}
-	a.removeOrphans(ctx, known)
+	a.relisted = states
+	a.removeOrphans(ctx, known, containers)
+}
+
+// podStates sums up each pod's containers and their states, by pod uid.
+func podStates(containers []engine.Container) map[string]string {
+	sort.Slice(containers, func(i, j int) bool { return containers[i].ID < containers[j].ID })
+	out := map[string]string{}
+	for _, c := range containers {
+		uid := c.Labels[labelPodUID]
+		out[uid] += c.ID + "=" + string(c.State) + ";"
+	}
+	return out
+}
+
+// settled says a pod's status stands while its containers keep their
+// states: it is not being deleted, has no deadline to watch, and every
+// container was last seen running or terminated, none waiting (to
+// start, restart, or pull), with the phase to match.
+func settled(pod *corev1.Pod) bool {
+	s := &pod.Status
+	switch {
+	case pod.DeletionTimestamp != nil,
+		pod.Spec.ActiveDeadlineSeconds != nil && !isTerminal(s.Phase),
+		s.Phase != corev1.PodRunning && !isTerminal(s.Phase),
+		len(s.ContainerStatuses) != len(pod.Spec.Containers),
+		len(s.InitContainerStatuses) != len(pod.Spec.InitContainers):
+		return false
+	}
+	for _, list := range [][]corev1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses} {
+		for _, c := range list {
+			if c.State.Waiting != nil {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (a *Agent) processNext(ctx context.Context) bool {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
@@ -112,6 +115,10 @@ outer:
 		out = append(out, *c)
 	}
 	return out, nil
+}
+
+func (f *fakeEngine) ListStates(ctx context.Context, labels map[string]string) ([]engine.Container, error) {
+	return f.List(ctx, labels)
 }
 
 func (f *fakeEngine) Inspect(_ context.Context, id string) (engine.Container, error) {
@@ -347,3 +354,106 @@ func TestSyncPod_StopsADeletedPodThenDeletesIt(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// queued drains the agent's queue and returns the keys it held.
+func (a *Agent) queued() []string {
+	var keys []string
+	for a.queue.Len() > 0 {
+		item, _ := a.queue.Get()
+		keys = append(keys, item.(string))
+		a.queue.Done(item)
+		a.queue.Forget(item)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func TestResync_QueuesOnlyPodsWhoseContainersChangedOrThatAreNotSettled(t *testing.T) {
+	eng := newFakeEngine("busybox")
+	pods := map[string]*corev1.Pod{}
+	for _, name := range []string{"a", "b", "c"} {
+		p := jobPod(corev1.RestartPolicyNever, corev1.PullIfNotPresent)
+		p.Name, p.UID = name, types.UID("uid-"+name)
+		pods[name] = p
+	}
+	// c asks for an image the node does not have: it stays waiting.
+	pods["c"].Spec.Containers[0].Image = "missing"
+	a, client := testAgent(t, eng, pods["a"], pods["b"], pods["c"])
+	for _, name := range []string{"a", "b", "c"} {
+		a.sync(t, client, "ns", name)
+	}
+	ctx := context.Background()
+	a.resync(ctx)
+	if got := a.queued(); !slices.Equal(got, []string{"ns/a", "ns/b", "ns/c"}) {
+		t.Fatalf("first pass queued %v, want every pod", got)
+	}
+	a.resync(ctx)
+	if got := a.queued(); !slices.Equal(got, []string{"ns/c"}) {
+		t.Fatalf("queued %v with nothing changed, want the waiting pod only", got)
+	}
+	var running string
+	for _, id := range eng.running() {
+		if eng.containers[id].Labels[labelPodUID] == "uid-b" {
+			running = id
+		}
+	}
+	eng.exit(running, 0)
+	a.resync(ctx)
+	if got := a.queued(); !slices.Equal(got, []string{"ns/b", "ns/c"}) {
+		t.Fatalf("queued %v after b's container exited", got)
+	}
+	a.lastFull = time.Now().Add(-a.opts.FullSyncPeriod)
+	a.resync(ctx)
+	if got := a.queued(); !slices.Equal(got, []string{"ns/a", "ns/b", "ns/c"}) {
+		t.Fatalf("full pass queued %v, want every pod", got)
+	}
+}
+
+func TestResync_RemovesOrphansOfItsOwnNodeOnly(t *testing.T) {
+	eng := newFakeEngine("busybox")
+	a, _ := testAgent(t, eng)
+	ctx := context.Background()
+	orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone", Namespace: "ns", UID: "uid-gone"}}
+	mine, err := eng.Create(ctx, engine.Spec{Name: "mine", Labels: a.containerLabels(orphan, "c", 0, false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := a.containerLabels(orphan, "c", 0, false)
+	other[labelNode] = "node-1"
+	theirs, err := eng.Create(ctx, engine.Spec{Name: "theirs", Labels: other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.resync(ctx)
+	if _, err := eng.Inspect(ctx, mine); err == nil {
+		t.Fatal("the orphan of this node is still there")
+	}
+	if _, err := eng.Inspect(ctx, theirs); err != nil {
+		t.Fatalf("another node's container was removed: %v", err)
+	}
+}
+
+func TestUpdated_QueuesAPodUnlessOnlyItsStatusChanged(t *testing.T) {
+	a, _ := testAgent(t, newFakeEngine("busybox"))
+	old := jobPod(corev1.RestartPolicyNever, corev1.PullIfNotPresent)
+	now := metav1.Now()
+	for _, tc := range []struct {
+		name   string
+		change func(*corev1.Pod)
+		queued bool
+	}{
+		{"status", func(p *corev1.Pod) { p.Status.Phase, p.ResourceVersion = corev1.PodRunning, "2" }, false},
+		{"deletion", func(p *corev1.Pod) { p.DeletionTimestamp = &now }, true},
+		{"spec", func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = ptrTo(int64(5)) }, true},
+		{"labels", func(p *corev1.Pod) { p.Labels = map[string]string{"a": "b"} }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cur := old.DeepCopy()
+			tc.change(cur)
+			a.updated(old, cur)
+			if got := len(a.queued()) == 1; got != tc.queued {
+				t.Fatalf("queued %v, want %v", got, tc.queued)
+			}
+		})
+	}
+}

@@ -61,7 +61,8 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.ClientCAFile, "client-ca-file", c.ClientCAFile, "CA certificates verifying the node API's client certificates (default: the kubeconfig's CA)")
 	fs.StringVar(&c.TLSCertFile, "tls-cert-file", c.TLSCertFile, "the node API's serving certificate (default: one generated under --root-dir/pki)")
 	fs.StringVar(&c.TLSPrivateKeyFile, "tls-private-key-file", c.TLSPrivateKeyFile, "the key of --tls-cert-file")
-	fs.DurationVar(&c.SyncPeriod, "sync-period", c.SyncPeriod, "how often every pod is compared with its containers")
+	fs.DurationVar(&c.SyncPeriod, "sync-period", c.SyncPeriod, "how often the node's containers are listed: the pods whose containers changed state, and those not settled (starting, waiting, deleted, with a deadline), are synced")
+	fs.DurationVar(&c.FullSyncPeriod, "sync-frequency", c.FullSyncPeriod, "how often every pod is synced, settled or not")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "pods synced at once")
 }
 
@@ -86,7 +87,11 @@ func Run(ctx context.Context, c Config) error {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
 	rc.UserAgent = version.UserAgent("node-agent", "")
+	// The kubelet's --kube-api-qps and --kube-api-burst, and for its
+	// events a client of their own with --event-qps and --event-burst.
 	rc.QPS, rc.Burst = 50, 100
+	erc := rest.CopyConfig(rc)
+	erc.QPS, erc.Burst = 50, 100
 	hostPort := c.APIServer
 	if hostPort == "" {
 		hostPort = strings.TrimPrefix(rc.Host, "https://")
@@ -107,10 +112,15 @@ func Run(ctx context.Context, c Config) error {
 	if err != nil {
 		return err
 	}
+	events, err := kubernetes.NewForConfig(erc)
+	if err != nil {
+		return err
+	}
 	a, err := New(c.Options, client, eng)
 	if err != nil {
 		return err
 	}
+	a.SetEventClient(events)
 	server, err := c.nodeServer(rc, client, a)
 	if err != nil {
 		return err

@@ -491,14 +491,10 @@ func (a *Agent) setWaiting(uid types.UID, name string, w *corev1.ContainerStateW
 	a.waiting[uid][name] = w
 }
 
-// removeOrphans removes the containers and files of pods no longer bound
-// here.
-func (a *Agent) removeOrphans(ctx context.Context, known map[string]bool) {
-	all, err := a.engine.List(ctx, a.ownLabels())
-	if err != nil {
-		return
-	}
-	for _, c := range all {
+// removeOrphans removes the containers (of this node, as listed) and
+// files of pods no longer bound here.
+func (a *Agent) removeOrphans(ctx context.Context, known map[string]bool, containers []engine.Container) {
+	for _, c := range containers {
 		if uid := c.Labels[labelPodUID]; !known[uid] {
 			klog.FromContext(ctx).V(2).Info("removing container of a pod gone", "container", c.Name)
 			_ = a.engine.Remove(ctx, c.ID)

@@ -130,7 +130,7 @@ func (d *Docker) Remove(ctx context.Context, id string) error {
 	return notFound(err)
 }
 
-func (d *Docker) List(ctx context.Context, labels map[string]string) ([]Container, error) {
+func (d *Docker) list(ctx context.Context, labels map[string]string) ([]container.Summary, error) {
 	f := client.Filters{}
 	for k, v := range labels {
 		f.Add("label", k+"="+v)
@@ -139,8 +139,38 @@ func (d *Docker) List(ctx context.Context, labels map[string]string) ([]Containe
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Container, 0, len(r.Items))
-	for _, s := range r.Items {
+	return r.Items, nil
+}
+
+func (d *Docker) ListStates(ctx context.Context, labels map[string]string) ([]Container, error) {
+	items, err := d.list(ctx, labels)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Container, 0, len(items))
+	for _, s := range items {
+		c := Container{ID: s.ID, Labels: s.Labels, State: Exited}
+		if len(s.Names) > 0 {
+			c.Name = strings.TrimPrefix(s.Names[0], "/")
+		}
+		switch s.State {
+		case container.StateRunning, container.StatePaused, container.StateRestarting:
+			c.State = Running
+		case container.StateCreated:
+			c.State = Created
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func (d *Docker) List(ctx context.Context, labels map[string]string) ([]Container, error) {
+	items, err := d.list(ctx, labels)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Container, 0, len(items))
+	for _, s := range items {
 		c, err := d.Inspect(ctx, s.ID)
 		if err != nil {
 			if cerrdefs.IsNotFound(err) || isNotFound(err) {

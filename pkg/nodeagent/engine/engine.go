@@ -37,6 +37,11 @@ type Engine interface {
 	// List returns every container, running or not, carrying all of
 	// labels.
 	List(ctx context.Context, labels map[string]string) ([]Container, error)
+	// ListStates is List in one call, without inspecting each
+	// container: ID, Name, Labels and State only (a container the engine
+	// failed to start may show Created), what the agent's relist compares
+	// from one pass to the next.
+	ListStates(ctx context.Context, labels map[string]string) ([]Container, error)
 	// Inspect returns one container's state, or ErrNotFound.
 	Inspect(ctx context.Context, id string) (Container, error)
 	// Logs streams a container's output, stdout and stderr, each line
