@@ -30,6 +30,12 @@ func newCache(t *testing.T, cfg cacher.Config) storagetest.Backend {
 		c := cacher.New(s, prefix, storagetest.NewObject, cfg)
 		s.UseDecoded(c)
 		t.Cleanup(c.Stop)
+		// The cache has listed before the test writes, as the apiserver's
+		// caches have before it serves: a watch from the test's first write
+		// must not be older than the cache's window.
+		if _, err := c.List(context.Background(), prefix, storage.ListOptions{Mode: storage.ReadAny}); err != nil {
+			t.Fatal(err)
+		}
 		return c
 	})
 }

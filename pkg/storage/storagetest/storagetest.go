@@ -115,7 +115,7 @@ func cm(t *testing.T, o runtime.Object) *corev1.ConfigMap {
 	t.Helper()
 	c, ok := storage.Unwrap(o).(*corev1.ConfigMap)
 	if !ok {
-		t.Fatalf("got %T", o)
+		t.Fatalf("got %T %+v", o, o)
 	}
 	return c
 }
