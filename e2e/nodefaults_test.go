@@ -116,13 +116,15 @@ func runningContainer(p *corev1.Pod) *corev1.ContainerStatus {
 // starts it again (the engine has one container for the pod, started
 // once, and its log says so once); the Job is Complete.
 func TestNodeAgent_Kill9DuringAJobNeverRunsItsContainerTwiceAndTheJobCompletes(t *testing.T) {
-	restartOnExit(t, "node-0", "node-1")
-	logsOnFailure(t)
 	ctx := context.Background()
 	c := client(t, "apiserver-lb")
 	const ns = "e2e-agentkill"
 	namespace(t, c, ns)
+	// Cleanups run last first: the logs, the agent started, then the
+	// namespace deleted (its pods need their agent).
 	namespaceGoneOnExit(t, c, ns)
+	restartOnExit(t, "node-0", "node-1")
+	logsOnFailure(t)
 	nodesReady(t, c, 60*time.Second)
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: "once"},
@@ -203,13 +205,13 @@ func TestNodeAgent_Kill9DuringAJobNeverRunsItsContainerTwiceAndTheJobCompletes(t
 // node's agent stops the evicted pods' containers and confirms their
 // deletion.
 func TestNode_StoppedItsPodsAreReplacedOnTheOtherNodeWithinTheToleration(t *testing.T) {
-	restartOnExit(t, "node-0")
-	logsOnFailure(t)
 	ctx := context.Background()
 	c := client(t, "apiserver-lb")
 	const ns = "e2e-nodedown"
 	namespace(t, c, ns)
 	namespaceGoneOnExit(t, c, ns)
+	restartOnExit(t, "node-0")
+	logsOnFailure(t)
 	nodesReady(t, c, 60*time.Second)
 
 	// node-1 cordoned while the Jobs start: their pods go to node-0.
