@@ -206,12 +206,10 @@ func (a *Agent) resync(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	known := make(map[string]bool, len(pods))
 	for _, p := range pods {
-		known[string(p.UID)] = true
 		a.enqueue(p)
 	}
-	a.removeOrphans(ctx, known)
+	a.removeOrphans(ctx)
 }
 
 func (a *Agent) processNext(ctx context.Context) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -347,3 +348,39 @@ func TestSyncPod_StopsADeletedPodThenDeletesIt(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// hookedEngine runs hook once, at the start of the next List: what
+// happens while the agent asks the engine for its containers.
+type hookedEngine struct {
+	*fakeEngine
+	hook func()
+}
+
+func (h *hookedEngine) List(ctx context.Context, labels map[string]string) ([]engine.Container, error) {
+	if hook := h.hook; hook != nil {
+		h.hook = nil
+		hook()
+	}
+	return h.fakeEngine.List(ctx, labels)
+}
+
+// A pod that arrives while the resync looks for orphans keeps what its
+// first sync made: its sandbox, its container and its volume directory.
+func TestResync_KeepsWhatAPodArrivingMeanwhileMade(t *testing.T) {
+	eng := &hookedEngine{fakeEngine: newFakeEngine("busybox")}
+	a, client := testAgent(t, eng)
+	p := jobPod(corev1.RestartPolicyNever, corev1.PullIfNotPresent)
+	p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	eng.hook = func() {
+		a.setPod(t, client, p)
+		a.sync(t, client, "ns", "p")
+	}
+	a.resync(context.Background())
+	if eng.count() != 1 || len(eng.sandboxes()) != 1 {
+		t.Fatalf("%d containers and %d sandboxes after the resync, want 1 and 1", eng.count(), len(eng.sandboxes()))
+	}
+	if _, err := os.Stat(a.volumeDir(p, "data")); err != nil {
+		t.Fatalf("the pod's emptyDir after the resync: %v", err)
+	}
+}

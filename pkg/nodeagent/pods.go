@@ -492,11 +492,24 @@ func (a *Agent) setWaiting(uid types.UID, name string, w *corev1.ContainerStateW
 }
 
 // removeOrphans removes the containers and files of pods no longer bound
-// here.
-func (a *Agent) removeOrphans(ctx context.Context, known map[string]bool) {
+// here. It looks at what exists before it lists the pods it knows: a pod
+// that arrives meanwhile is in the cache before a worker makes its
+// sandbox or volumes, so those are never taken for an orphan's (listing
+// the pods first once removed the volume directory of a pod that a
+// worker had just written, and its container failed to start).
+func (a *Agent) removeOrphans(ctx context.Context) {
 	all, err := a.engine.List(ctx, a.ownLabels())
 	if err != nil {
 		return
+	}
+	entries, _ := os.ReadDir(filepath.Join(a.opts.RootDir, "pods"))
+	pods, err := a.pods.List(labelsEverything())
+	if err != nil {
+		return
+	}
+	known := make(map[string]bool, len(pods))
+	for _, p := range pods {
+		known[string(p.UID)] = true
 	}
 	for _, c := range all {
 		if uid := c.Labels[labelPodUID]; !known[uid] {
@@ -504,7 +517,6 @@ func (a *Agent) removeOrphans(ctx context.Context, known map[string]bool) {
 			_ = a.engine.Remove(ctx, c.ID)
 		}
 	}
-	entries, _ := os.ReadDir(filepath.Join(a.opts.RootDir, "pods"))
 	for _, e := range entries {
 		if !known[e.Name()] {
 			_ = os.RemoveAll(filepath.Join(a.opts.RootDir, "pods", e.Name()))
