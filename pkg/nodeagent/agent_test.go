@@ -384,3 +384,17 @@ func TestResync_KeepsWhatAPodArrivingMeanwhileMade(t *testing.T) {
 		t.Fatalf("the pod's emptyDir after the resync: %v", err)
 	}
 }
+
+func TestSyncPod_PrivilegedContainerRunsPrivileged(t *testing.T) {
+	for _, privileged := range []bool{false, true} {
+		eng := newFakeEngine("busybox")
+		p := jobPod(corev1.RestartPolicyNever, corev1.PullIfNotPresent)
+		p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: &privileged}
+		a, client := testAgent(t, eng, p)
+		a.sync(t, client, "ns", "p")
+		ids := eng.running()
+		if len(ids) != 1 || eng.specs[ids[0]].Privileged != privileged {
+			t.Fatalf("privileged %v: running %v, specs %+v", privileged, ids, eng.specs)
+		}
+	}
+}

@@ -213,6 +213,7 @@ func (a *Agent) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.C
 		Entrypoint: env.ExpandAll(c.Command), Cmd: env.ExpandAll(c.Args),
 		WorkingDir: c.WorkingDir, Env: env.List(), Labels: a.containerLabels(pod, c.Name, n, init),
 		Mounts: mounts, Network: "host", User: user(pod, c),
+		Privileged: c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged,
 	}
 	if !pod.Spec.HostNetwork {
 		// The engine takes the hostname from the sandbox.

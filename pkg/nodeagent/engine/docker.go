@@ -100,6 +100,7 @@ func (d *Docker) Create(ctx context.Context, s Spec) (string, error) {
 	}
 	host := &container.HostConfig{
 		NetworkMode: container.NetworkMode(s.Network),
+		Privileged:  s.Privileged,
 		Resources:   container.Resources{NanoCPUs: s.NanoCPUs, Memory: s.Memory, CPUShares: s.CPUShares},
 	}
 	for _, m := range s.Mounts {

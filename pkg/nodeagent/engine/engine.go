@@ -76,6 +76,9 @@ type Spec struct {
 	Network string
 	// User is uid[:gid] from the security context, empty for the image's.
 	User string
+	// Privileged runs the container with every capability and the
+	// host's devices (securityContext.privileged).
+	Privileged bool
 }
 
 // Mount binds a host path into the container.
