@@ -398,3 +398,21 @@ func TestSyncPod_PrivilegedContainerRunsPrivileged(t *testing.T) {
 		}
 	}
 }
+
+func TestSyncPod_HostPathWithoutTypeIsCreatedByTheEngine(t *testing.T) {
+	for _, tc := range []struct {
+		typ    *corev1.HostPathType
+		create bool
+	}{{nil, true}, {ptrTo(corev1.HostPathDirectoryOrCreate), true}, {ptrTo(corev1.HostPathDirectory), false}} {
+		eng := newFakeEngine("busybox")
+		p := jobPod(corev1.RestartPolicyNever, corev1.PullIfNotPresent)
+		p.Spec.Volumes = []corev1.Volume{{Name: "h", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/x", Type: tc.typ}}}}
+		p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "h", MountPath: "/h"}}
+		a, client := testAgent(t, eng, p)
+		a.sync(t, client, "ns", "p")
+		ids := eng.running()
+		if len(ids) != 1 || len(eng.specs[ids[0]].Mounts) == 0 || eng.specs[ids[0]].Mounts[0].CreateSource != tc.create {
+			t.Fatalf("hostPath type %v: running %v, specs %+v; want CreateSource %v", tc.typ, ids, eng.specs, tc.create)
+		}
+	}
+}

@@ -104,6 +104,16 @@ func (d *Docker) Create(ctx context.Context, s Spec) (string, error) {
 		Resources:   container.Resources{NanoCPUs: s.NanoCPUs, Memory: s.Memory, CPUShares: s.CPUShares},
 	}
 	for _, m := range s.Mounts {
+		if m.CreateSource {
+			// A bind in Binds form is the one Docker 20.10 creates a
+			// missing source for (Mounts refuses it).
+			bind := m.Source + ":" + m.Target
+			if m.ReadOnly {
+				bind += ":ro"
+			}
+			host.Binds = append(host.Binds, bind)
+			continue
+		}
 		host.Mounts = append(host.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
 	}
 	r, err := d.c.ContainerCreate(ctx, client.ContainerCreateOptions{Name: s.Name, Config: cfg, HostConfig: host})

@@ -85,6 +85,9 @@ type Spec struct {
 type Mount struct {
 	Source, Target string
 	ReadOnly       bool
+	// CreateSource has the engine make a missing source directory on its
+	// host, as container runtimes do for a hostPath volume without a type.
+	CreateSource bool
 }
 
 // State is a container's state as the agent reads it.
