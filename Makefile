@@ -85,6 +85,8 @@ IMAGE_CONTEXT := $(BIN)/images
 # specs (k8s.io/kubernetes v1.29 test/utils/image) name it too.
 BUSYBOX_TAGS := busybox registry.k8s.io/e2e-test-images/busybox:1.36.1-1
 BUSYBOX := $(IMAGE_CONTEXT)/busybox/bin/busybox
+# The pause image the upstream specs name, built on that busybox.
+PAUSE_TAG := registry.k8s.io/pause:3.9
 # The load balancer in front of the apiservers: Debian's haproxy, which the
 # build host provides (apt-get install haproxy), with the libraries ldd
 # names, copied at their paths into the image's root.
@@ -100,6 +102,7 @@ images: $(BUSYBOX) $(HAPROXY)
 		docker build -q -t cronplane/$$image -f deploy/images/$$image.Dockerfile $(IMAGE_CONTEXT) || exit 1; \
 	done
 	docker build -q $(addprefix -t ,$(BUSYBOX_TAGS)) -f deploy/images/busybox.Dockerfile $(IMAGE_CONTEXT)/busybox
+	docker build -q -t $(PAUSE_TAG) -f deploy/images/pause.Dockerfile $(IMAGE_CONTEXT)/empty
 
 $(BUSYBOX):
 	rm -rf $(IMAGE_CONTEXT)/busybox-deb && mkdir -p $(IMAGE_CONTEXT)/busybox-deb

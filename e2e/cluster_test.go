@@ -28,6 +28,15 @@ var suiteEnv = map[string]string{
 	"LEASE_DURATION":  "6s",
 	"RENEW_DEADLINE":  "4s",
 	"RETRY_PERIOD":    "1s",
+	// The node lifecycle: agents renew their Lease every 2 s and check
+	// their status as often, a node silent for 16 s is Unknown, and its
+	// pods are evicted 8 s later.
+	"NODE_LEASE_DURATION_SECONDS":    "8",
+	"NODE_STATUS_UPDATE_FREQUENCY":   "2s",
+	"NODE_MONITOR_PERIOD":            "1s",
+	"NODE_MONITOR_GRACE_PERIOD":      "16s",
+	"NOT_READY_TOLERATION_SECONDS":   "8",
+	"UNREACHABLE_TOLERATION_SECONDS": "8",
 }
 
 const requestTimeout = 10 * time.Second

@@ -46,6 +46,7 @@ func nextEvent(t *testing.T, w watch.Interface, limit time.Duration) watch.Event
 }
 
 func TestCluster_WritesThroughOneApiserverAreReadAndWatchedThroughTheOther(t *testing.T) {
+	t.Parallel()
 	logsOnFailure(t)
 	c0, c1 := client(t, "apiserver-0"), client(t, "apiserver-1")
 	ctx := context.Background()

@@ -40,6 +40,7 @@ func removePods() (string, error) {
 }
 
 func TestCluster_JobRunsOnANodeAgentAndItsLogIsServed(t *testing.T) {
+	t.Parallel()
 	logsOnFailure(t)
 	ctx := context.Background()
 	c := client(t, "apiserver-1")
@@ -111,6 +112,7 @@ func execOut(ctx context.Context, name string, args ...string) (string, error) {
 }
 
 func TestCluster_READMECronJobRunsAndItsLogPrintsHi(t *testing.T) {
+	t.Parallel()
 	logsOnFailure(t)
 	ctx := context.Background()
 	c := client(t, "apiserver-0")

@@ -17,6 +17,7 @@ import (
 // the cluster network: the kubernetes Endpoints list both, on the secure
 // port, as kube's lease reconciler keeps them.
 func TestKubernetesService_EndpointsListBothApiservers(t *testing.T) {
+	t.Parallel()
 	logsOnFailure(t)
 	ctx := context.Background()
 	c := client(t, "apiserver-0")

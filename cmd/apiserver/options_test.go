@@ -82,3 +82,21 @@ func TestComplete_AcceptsTheDefaultsAndGoodCombinations(t *testing.T) {
 		}
 	}
 }
+
+func TestComplete_DefaultTolerationSecondsAreKubesOrTheFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args                []string
+		notReady, unreached int64
+	}{
+		{nil, 300, 300},
+		{[]string{"--default-not-ready-toleration-seconds=20", "--default-unreachable-toleration-seconds=8"}, 20, 8},
+	} {
+		c, err := completedFromFlags(t, tc.args...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if got := c.Admission; got.DefaultNotReadyTolerationSeconds != tc.notReady || got.DefaultUnreachableTolerationSeconds != tc.unreached {
+			t.Errorf("%v: not-ready %d s, unreachable %d s; want %d and %d", tc.args, got.DefaultNotReadyTolerationSeconds, got.DefaultUnreachableTolerationSeconds, tc.notReady, tc.unreached)
+		}
+	}
+}

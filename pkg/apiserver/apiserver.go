@@ -422,7 +422,7 @@ func (s *Server) admissionChain(authz authorizer.Authorizer) admission.Chain {
 		namespacelifecycle.New(namespaceGetter{s.Registry}),
 		saadmission.New(serviceAccountGetter{s.Registry}),
 		noderestriction.New(podNodeGetter{s.Registry}),
-		defaulttolerations.Plugin{},
+		defaulttolerations.Plugin{NotReadySeconds: s.opts.Admission.DefaultNotReadyTolerationSeconds, UnreachableSeconds: s.opts.Admission.DefaultUnreachableTolerationSeconds},
 		priority.Plugin{},
 		nodetaint.Plugin{},
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/cronplane/cronplane/pkg/admission"
+	"github.com/cronplane/cronplane/pkg/admission/plugin/defaulttolerations"
 	"github.com/cronplane/cronplane/pkg/audit"
 	"github.com/cronplane/cronplane/pkg/auth/serviceaccount"
 	"github.com/cronplane/cronplane/pkg/featuregate"
@@ -40,7 +41,8 @@ type Options struct {
 	APIEnablementOptions
 	// Audit configures the audit log (--audit-*).
 	Audit audit.Options
-	// Admission adds plugins to the built-in ones (embedders and tests).
+	// Admission configures the built-in admission plugins and adds
+	// plugins to them (embedders and tests).
 	Admission AdmissionOptions
 	// Serving sets the in-flight limits, the request timeouts, the health
 	// checks and the graceful shutdown.
@@ -68,6 +70,7 @@ func DefaultOptions() Options {
 		Serving:               DefaultServingOptions(),
 		Services:              kubernetesservice.DefaultOptions(),
 		KubeletClient:         DefaultKubeletClientOptions(),
+		Admission:             DefaultAdmissionOptions(),
 	}
 }
 
@@ -85,6 +88,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Serving.AddFlags(fs)
 	o.Services.AddFlags(fs)
 	o.KubeletClient.AddFlags(fs)
+	o.Admission.AddFlags(fs)
 }
 
 // Validate reports every setting kube-apiserver would refuse, all at once.
@@ -310,10 +314,30 @@ func (o *APIEnablementOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringToStringVar(&o.RuntimeConfig, "runtime-config", o.RuntimeConfig, "key=true|false pairs, comma separated, choosing the built-in APIs served: api/all, api/ga, api/beta, api/alpha, <group>/<version> or <group>/<version>/<resource> (the core group is api/v1 and cannot be disabled); e.g. batch/v1=false")
 }
 
-// AdmissionOptions add admission plugins; they have no flags.
+// AdmissionOptions configure the built-in admission plugins and add
+// plugins after them.
 type AdmissionOptions struct {
+	// DefaultNotReadyTolerationSeconds and
+	// DefaultUnreachableTolerationSeconds are the tolerationSeconds of the
+	// NoExecute tolerations DefaultTolerationSeconds gives a new pod of a
+	// not-ready and of an unreachable node.
+	DefaultNotReadyTolerationSeconds, DefaultUnreachableTolerationSeconds int64
 	// Plugins run after the built-in ones, in order, in both phases.
 	Plugins []admission.Interface
+}
+
+// DefaultAdmissionOptions are kube-apiserver's defaults.
+func DefaultAdmissionOptions() AdmissionOptions {
+	return AdmissionOptions{
+		DefaultNotReadyTolerationSeconds:    defaulttolerations.Seconds,
+		DefaultUnreachableTolerationSeconds: defaulttolerations.Seconds,
+	}
+}
+
+// AddFlags binds the options to kube-apiserver's flags.
+func (o *AdmissionOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.Int64Var(&o.DefaultNotReadyTolerationSeconds, "default-not-ready-toleration-seconds", o.DefaultNotReadyTolerationSeconds, "tolerationSeconds of the node.kubernetes.io/not-ready:NoExecute toleration added to every new pod that does not tolerate that taint already")
+	fs.Int64Var(&o.DefaultUnreachableTolerationSeconds, "default-unreachable-toleration-seconds", o.DefaultUnreachableTolerationSeconds, "tolerationSeconds of the node.kubernetes.io/unreachable:NoExecute toleration added to every new pod that does not tolerate that taint already")
 }
 
 // completed fills in the defaults of the service account options.

@@ -10,6 +10,8 @@ package nodeagent
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -253,10 +255,13 @@ func (a *Agent) Run(ctx context.Context) error {
 // here: with tens of pods, syncing each every second (a listing and an
 // inspection per container) loaded the engine the starting pods wait on.
 func (a *Agent) resync(ctx context.Context) {
-	// The containers first: every pod they belong to that is still
-	// bound is in the pods listed after, so none started meanwhile is
-	// taken for an orphan.
+	// The containers and the pods' directories first: every pod they
+	// belong to that is still bound is in the pods listed after (a pod is
+	// in the cache before a worker makes its sandbox or volumes), so none
+	// started meanwhile is taken for an orphan. Listing the pods first
+	// once removed the volume directory a worker had just written.
 	containers, engineErr := a.engine.ListStates(ctx, a.ownLabels())
+	entries, _ := os.ReadDir(filepath.Join(a.opts.RootDir, "pods"))
 	pods, err := a.pods.List(labelsEverything())
 	if err != nil {
 		return
@@ -282,7 +287,7 @@ func (a *Agent) resync(ctx context.Context) {
 		}
 	}
 	a.relisted = states
-	a.removeOrphans(ctx, known, containers)
+	a.removeOrphans(ctx, known, containers, entries)
 }
 
 // podStates sums up each pod's containers and their states, by pod uid.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -455,5 +456,73 @@ func TestUpdated_QueuesAPodUnlessOnlyItsStatusChanged(t *testing.T) {
 				t.Fatalf("queued %v, want %v", got, tc.queued)
 			}
 		})
+	}
+}
+
+// hookedEngine runs hook once, at the start of the next ListStates:
+// what happens while the resync asks the engine for its containers.
+type hookedEngine struct {
+	*fakeEngine
+	hook func()
+}
+
+func (h *hookedEngine) ListStates(ctx context.Context, labels map[string]string) ([]engine.Container, error) {
+	if hook := h.hook; hook != nil {
+		h.hook = nil
+		hook()
+	}
+	return h.fakeEngine.ListStates(ctx, labels)
+}
+
+// A pod that arrives while the resync looks for orphans keeps what its
+// first sync made: its sandbox, its container and its volume directory.
+func TestResync_KeepsWhatAPodArrivingMeanwhileMade(t *testing.T) {
+	eng := &hookedEngine{fakeEngine: newFakeEngine("busybox")}
+	a, client := testAgent(t, eng)
+	p := jobPod(corev1.RestartPolicyNever, corev1.PullIfNotPresent)
+	p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	eng.hook = func() {
+		a.setPod(t, client, p)
+		a.sync(t, client, "ns", "p")
+	}
+	a.resync(context.Background())
+	if eng.count() != 1 || len(eng.sandboxes()) != 1 {
+		t.Fatalf("%d containers and %d sandboxes after the resync, want 1 and 1", eng.count(), len(eng.sandboxes()))
+	}
+	if _, err := os.Stat(a.volumeDir(p, "data")); err != nil {
+		t.Fatalf("the pod's emptyDir after the resync: %v", err)
+	}
+}
+
+func TestSyncPod_PrivilegedContainerRunsPrivileged(t *testing.T) {
+	for _, privileged := range []bool{false, true} {
+		eng := newFakeEngine("busybox")
+		p := jobPod(corev1.RestartPolicyNever, corev1.PullIfNotPresent)
+		p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: &privileged}
+		a, client := testAgent(t, eng, p)
+		a.sync(t, client, "ns", "p")
+		ids := eng.running()
+		if len(ids) != 1 || eng.specs[ids[0]].Privileged != privileged {
+			t.Fatalf("privileged %v: running %v, specs %+v", privileged, ids, eng.specs)
+		}
+	}
+}
+
+func TestSyncPod_HostPathWithoutTypeIsCreatedByTheEngine(t *testing.T) {
+	for _, tc := range []struct {
+		typ    *corev1.HostPathType
+		create bool
+	}{{nil, true}, {ptrTo(corev1.HostPathDirectoryOrCreate), true}, {ptrTo(corev1.HostPathDirectory), false}} {
+		eng := newFakeEngine("busybox")
+		p := jobPod(corev1.RestartPolicyNever, corev1.PullIfNotPresent)
+		p.Spec.Volumes = []corev1.Volume{{Name: "h", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/x", Type: tc.typ}}}}
+		p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "h", MountPath: "/h"}}
+		a, client := testAgent(t, eng, p)
+		a.sync(t, client, "ns", "p")
+		ids := eng.running()
+		if len(ids) != 1 || len(eng.specs[ids[0]].Mounts) == 0 || eng.specs[ids[0]].Mounts[0].CreateSource != tc.create {
+			t.Fatalf("hostPath type %v: running %v, specs %+v; want CreateSource %v", tc.typ, ids, eng.specs, tc.create)
+		}
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/kubernetes"
@@ -63,7 +65,24 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.TLSPrivateKeyFile, "tls-private-key-file", c.TLSPrivateKeyFile, "the key of --tls-cert-file")
 	fs.DurationVar(&c.SyncPeriod, "sync-period", c.SyncPeriod, "how often the node's containers are listed: the pods whose containers changed state, and those not settled (starting, waiting, deleted, with a deadline), are synced")
 	fs.DurationVar(&c.FullSyncPeriod, "sync-frequency", c.FullSyncPeriod, "how often every pod is synced, settled or not")
+	fs.Var((*seconds)(&c.LeaseDuration), "node-lease-duration-seconds", "the duration of the node's Lease in kube-node-lease, in seconds (the kubelet's nodeLeaseDurationSeconds); the agent renews it every quarter of that")
+	fs.DurationVar(&c.StatusUpdateFrequency, "node-status-update-frequency", c.StatusUpdateFrequency, "how often the node's status is computed; it is written when it changed or every 5 minutes")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "pods synced at once")
+}
+
+// seconds is a duration given as a whole number of seconds.
+type seconds time.Duration
+
+func (s *seconds) String() string { return fmt.Sprint(int64(time.Duration(*s) / time.Second)) }
+func (s *seconds) Type() string   { return "int" }
+
+func (s *seconds) Set(v string) error {
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("%q is not a positive number of seconds", v)
+	}
+	*s = seconds(time.Duration(n) * time.Second)
+	return nil
 }
 
 // DefaultConfig is the command's defaults.

@@ -213,6 +213,7 @@ func (a *Agent) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.C
 		Entrypoint: env.ExpandAll(c.Command), Cmd: env.ExpandAll(c.Args),
 		WorkingDir: c.WorkingDir, Env: env.List(), Labels: a.containerLabels(pod, c.Name, n, init),
 		Mounts: mounts, Network: "host", User: user(pod, c),
+		Privileged: c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged,
 	}
 	if !pod.Spec.HostNetwork {
 		// The engine takes the hostname from the sandbox.
@@ -492,15 +493,15 @@ func (a *Agent) setWaiting(uid types.UID, name string, w *corev1.ContainerStateW
 }
 
 // removeOrphans removes the containers (of this node, as listed) and
-// files of pods no longer bound here.
-func (a *Agent) removeOrphans(ctx context.Context, known map[string]bool, containers []engine.Container) {
+// the directories (as read) of pods no longer bound here: both listed
+// before the pods known, see resync.
+func (a *Agent) removeOrphans(ctx context.Context, known map[string]bool, containers []engine.Container, entries []os.DirEntry) {
 	for _, c := range containers {
 		if uid := c.Labels[labelPodUID]; !known[uid] {
 			klog.FromContext(ctx).V(2).Info("removing container of a pod gone", "container", c.Name)
 			_ = a.engine.Remove(ctx, c.ID)
 		}
 	}
-	entries, _ := os.ReadDir(filepath.Join(a.opts.RootDir, "pods"))
 	for _, e := range entries {
 		if !known[e.Name()] {
 			_ = os.RemoveAll(filepath.Join(a.opts.RootDir, "pods", e.Name()))

@@ -267,7 +267,8 @@ func (a *Agent) mounts(pod *corev1.Pod, c *corev1.Container, n int) ([]engine.Mo
 				}
 			}
 		}
-		out = append(out, engine.Mount{Source: src, Target: m.MountPath, ReadOnly: m.ReadOnly})
+		create := v.HostPath != nil && (v.HostPath.Type == nil || *v.HostPath.Type == corev1.HostPathUnset || *v.HostPath.Type == corev1.HostPathDirectoryOrCreate)
+		out = append(out, engine.Mount{Source: src, Target: m.MountPath, ReadOnly: m.ReadOnly, CreateSource: create})
 	}
 	if c.TerminationMessagePath != "" {
 		p := a.terminationFile(pod, c.Name, n)

@@ -81,12 +81,18 @@ type Spec struct {
 	Network string
 	// User is uid[:gid] from the security context, empty for the image's.
 	User string
+	// Privileged runs the container with every capability and the
+	// host's devices (securityContext.privileged).
+	Privileged bool
 }
 
 // Mount binds a host path into the container.
 type Mount struct {
 	Source, Target string
 	ReadOnly       bool
+	// CreateSource has the engine make a missing source directory on its
+	// host, as container runtimes do for a hostPath volume without a type.
+	CreateSource bool
 }
 
 // State is a container's state as the agent reads it.

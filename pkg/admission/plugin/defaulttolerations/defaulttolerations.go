@@ -1,8 +1,9 @@
 // Package defaulttolerations is the admission plugin that lets a new pod
-// stay 300 seconds on a node that is not ready or unreachable before it
-// is evicted, as kube's DefaultTolerationSeconds plugin does: it adds
-// NoExecute tolerations of the two taints unless the pod tolerates them
-// already. It runs in the mutating phase, on pod creates only.
+// stay on a node that is not ready or unreachable for a while (300
+// seconds by default) before it is evicted, as kube's
+// DefaultTolerationSeconds plugin does: it adds NoExecute tolerations of
+// the two taints unless the pod tolerates them already. It runs in the
+// mutating phase, on pod creates only.
 package defaulttolerations
 
 import (
@@ -17,14 +18,17 @@ import (
 // --default-unreachable-toleration-seconds.
 const Seconds = 300
 
-// Plugin adds the default tolerations to new pods.
-type Plugin struct{}
+// Plugin adds the default tolerations to new pods: NotReadySeconds of
+// the not-ready taint, UnreachableSeconds of the unreachable one.
+type Plugin struct {
+	NotReadySeconds, UnreachableSeconds int64
+}
 
 var _ admission.MutationInterface = Plugin{}
 
 func (Plugin) Handles(op admission.Operation) bool { return op == admission.Create }
 
-func (Plugin) Admit(_ context.Context, a *admission.Attributes) error {
+func (p Plugin) Admit(_ context.Context, a *admission.Attributes) error {
 	if a.Resource.Group != "" || a.Resource.Resource != "pods" || a.Subresource != "" {
 		return nil
 	}
@@ -32,11 +36,14 @@ func (Plugin) Admit(_ context.Context, a *admission.Attributes) error {
 	if !ok {
 		return nil
 	}
-	for _, taint := range []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable} {
-		if !tolerates(pod.Spec.Tolerations, taint) {
-			seconds := int64(Seconds)
+	for _, d := range []struct {
+		taint   string
+		seconds int64
+	}{{corev1.TaintNodeNotReady, p.NotReadySeconds}, {corev1.TaintNodeUnreachable, p.UnreachableSeconds}} {
+		if !tolerates(pod.Spec.Tolerations, d.taint) {
+			seconds := d.seconds
 			pod.Spec.Tolerations = append(pod.Spec.Tolerations, corev1.Toleration{
-				Key: taint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &seconds,
+				Key: d.taint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &seconds,
 			})
 		}
 	}
