@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -293,8 +294,8 @@ func (b *bench) jobs() {
 	}
 }
 
-// taintedNodes counts the nodes with the not-ready taint.
-func (b *bench) taintedNodes() int {
+// nodeTaints lists each node's taint keys.
+func (b *bench) nodeTaints() [][]string {
 	var l struct {
 		Items []struct {
 			Spec struct {
@@ -303,12 +304,21 @@ func (b *bench) taintedNodes() int {
 		} `json:"items"`
 	}
 	check(json.Unmarshal(b.do("GET", "/api/v1/nodes", "", 200), &l))
-	n := 0
-	for _, node := range l.Items {
+	out := make([][]string, len(l.Items))
+	for i, node := range l.Items {
 		for _, t := range node.Spec.Taints {
-			if t.Key == "node.kubernetes.io/not-ready" {
-				n++
-			}
+			out[i] = append(out[i], t.Key)
+		}
+	}
+	return out
+}
+
+// taintedNodes counts the nodes with the not-ready taint.
+func (b *bench) taintedNodes() int {
+	n := 0
+	for _, keys := range b.nodeTaints() {
+		if slices.Contains(keys, "node.kubernetes.io/not-ready") {
+			n++
 		}
 	}
 	return n

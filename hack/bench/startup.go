@@ -404,17 +404,9 @@ func stopAgents(agents []*exec.Cmd) {
 func (b *bench) waitStartupReady(agents []*exec.Cmd) {
 	deadline := time.Now().Add(time.Minute)
 	for {
-		var l struct {
-			Items []struct {
-				Spec struct {
-					Taints []struct{ Key string } `json:"taints"`
-				} `json:"spec"`
-			} `json:"items"`
-		}
-		check(json.Unmarshal(b.do("GET", "/api/v1/nodes", "", 200), &l))
 		untainted := 0
-		for _, n := range l.Items {
-			if len(n.Spec.Taints) == 0 {
+		for _, keys := range b.nodeTaints() {
+			if len(keys) == 0 {
 				untainted++
 			}
 		}
