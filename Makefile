@@ -20,7 +20,7 @@ TOOLS := $(abspath $(BIN)/tools)
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(TOOLS)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-.PHONY: all build run test test-short lint vet bench bench-compare clean images pki up down logs rollout e2e
+.PHONY: all build run test test-short lint vet bench bench-compare clean images agnhost-image pki up down logs rollout e2e
 
 all: build
 
@@ -103,6 +103,18 @@ images: $(BUSYBOX) $(HAPROXY)
 	done
 	docker build -q $(addprefix -t ,$(BUSYBOX_TAGS)) -f deploy/images/busybox.Dockerfile $(IMAGE_CONTEXT)/busybox
 	docker build -q -t $(PAUSE_TAG) -f deploy/images/pause.Dockerfile $(IMAGE_CONTEXT)/empty
+
+# agnhost for the upstream specs (../shared/reference/e2e.sh) on the
+# compose cluster, built from the Kubernetes module the reference build
+# fetched; tagged as k8s.io/kubernetes v1.29 test/utils/image names it.
+# Not part of `make images`: it needs the reference build.
+AGNHOST_MODULE ?= $(HOME)/.cache/cronplane-reference/src/kube
+AGNHOST_TAG := registry.k8s.io/e2e-test-images/agnhost:2.47
+
+agnhost-image: images
+	mkdir -p $(IMAGE_CONTEXT)/agnhost
+	cd $(AGNHOST_MODULE) && GOFLAGS=-mod=mod CGO_ENABLED=0 $(GO) build -o $(abspath $(IMAGE_CONTEXT))/agnhost/agnhost k8s.io/kubernetes/test/images/agnhost
+	docker build -q -t $(AGNHOST_TAG) -f deploy/images/agnhost.Dockerfile $(IMAGE_CONTEXT)/agnhost
 
 $(BUSYBOX):
 	rm -rf $(IMAGE_CONTEXT)/busybox-deb && mkdir -p $(IMAGE_CONTEXT)/busybox-deb
