@@ -336,7 +336,7 @@ func (s *Server) connectEtcd(ctx context.Context) error {
 
 // builtinResources are the resources the server knows; namespaces first.
 // ratcheting is the CRDValidationRatcheting gate.
-func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool, logs core.ContainerLogs) []*generic.Resource {
+func builtinResources(escalation *rbacregistry.Escalation, ratcheting bool, logs core.NodeConnector) []*generic.Resource {
 	resources := []*generic.Resource{core.NamespaceResource(), core.EventResource(), core.ConfigMapResource(), core.SecretResource()}
 	resources = append(resources, core.WorkloadResources(logs)...)
 	resources = append(resources, batch.Resources()...)
@@ -661,10 +661,24 @@ func (s *Server) buildChain(authn authenticator.Request, authz authorizer.Author
 }
 
 // isLongRunning reports the requests no request timeout applies to:
-// watches and, as kube's, reads of a pod's log, which may follow it.
+// watches and, as kube's, the subresources that stream or connect (a
+// pod's log, which may follow it, exec, attach, port-forward, proxy).
 func isLongRunning(r *http.Request) bool {
 	info, ok := request.RequestInfoFrom(r.Context())
-	return ok && (info.Verb == "watch" || (info.IsResourceRequest && info.Subresource == "log"))
+	if !ok {
+		return false
+	}
+	switch {
+	case info.Verb == "watch" || info.Verb == "proxy":
+		return true
+	case !info.IsResourceRequest:
+		return false
+	}
+	switch info.Subresource {
+	case "log", "exec", "attach", "portforward", "proxy":
+		return true
+	}
+	return false
 }
 
 // getOnly answers kube's 405 to any method but GET.

@@ -286,7 +286,7 @@ func TestCustomResourceServing_OpenAPIAsKube(t *testing.T) {
 func TestOpenAPI_BuiltinDocumentsUnchanged(t *testing.T) {
 	s := apiservertest.Start(t)
 	for path, want := range map[string]string{
-		"/openapi/v2":               "a0de2e31566f01cfb3ba25607039c7fd9d0c2a707d825fd4291c2811451691e8",
+		"/openapi/v2":               "a8f2281e9d6fced8b0f8c51c109eac3b02640789e0e261fc4fefc67c003b287c",
 		"/openapi/v3/apis/batch/v1": "3721d50833d2ad0553b7aa91dfc5259bc30ac3db2e03e574af62ca23b0841108",
 	} {
 		code, body := rawOn(t, s, "GET", path)

@@ -103,7 +103,7 @@ type kubeletConnector struct {
 	insecure http.RoundTripper
 }
 
-var _ core.ContainerLogs = (*kubeletConnector)(nil)
+var _ core.NodeConnector = (*kubeletConnector)(nil)
 
 var (
 	nodesGVR       = corev1.SchemeGroupVersion.WithResource("nodes")
@@ -113,7 +113,7 @@ var (
 // maxErrorBody bounds what is read of an agent's error answer.
 const maxErrorBody = 50000
 
-// ContainerLog implements core.ContainerLogs: a GET of the agent's
+// ContainerLog implements core.NodeConnector: a GET of the agent's
 // /containerLogs, which must not redirect.
 func (k *kubeletConnector) ContainerLog(ctx context.Context, node string, c nodeserver.Container, opts *corev1.PodLogOptions) (io.ReadCloser, error) {
 	host, err := k.agentHost(ctx, node)
@@ -145,6 +145,24 @@ func (k *kubeletConnector) ContainerLog(ctx context.Context, node string, c node
 		return nil, err
 	}
 	return resp.Body, nil
+}
+
+// ContainerExec implements core.NodeConnector: the agent's /exec, with
+// the apiserver's kubelet client certificate.
+func (k *kubeletConnector) ContainerExec(ctx context.Context, node string, c nodeserver.Container, query url.Values) (*rest.Upstream, error) {
+	host, err := k.agentHost(ctx, node)
+	if err != nil {
+		return nil, asStatus(err)
+	}
+	return &rest.Upstream{
+		Location: &url.URL{
+			Scheme:   "https",
+			Host:     host,
+			Path:     fmt.Sprintf("/exec/%s/%s/%s", c.Namespace, c.Pod, c.Name),
+			RawQuery: query.Encode(),
+		},
+		Transport: k.transport,
+	}, nil
 }
 
 // agentError turns an agent's answer outside 200-206 into kube's error

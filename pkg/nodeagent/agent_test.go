@@ -136,6 +136,20 @@ func (f *fakeEngine) Logs(context.Context, string, bool) (io.ReadCloser, error) 
 	return io.NopCloser(strings.NewReader("")), nil
 }
 
+// Exec answers on stdout which container ran the command.
+func (f *fakeEngine) Exec(_ context.Context, id string, cmd []string, s engine.ExecIO) (int, error) {
+	f.mu.Lock()
+	c, ok := f.containers[id]
+	f.mu.Unlock()
+	if !ok || c.State != engine.Running {
+		return 0, fmt.Errorf("container %s is not running", id)
+	}
+	if s.Stdout != nil {
+		fmt.Fprintf(s.Stdout, "%s: %s", id, strings.Join(cmd, " "))
+	}
+	return 0, nil
+}
+
 // running are the running containers but sandboxes.
 func (f *fakeEngine) running() []string {
 	f.mu.Lock()

@@ -195,7 +195,7 @@ func (c *Config) nodeServer(rc *rest.Config, client kubernetes.Interface, a *Age
 			return nil, err
 		}
 	}
-	return nodeserver.New(nodeserver.Config{NodeName: c.NodeName, Certificate: cert, ClientCAs: cas, Client: client, Logs: a})
+	return nodeserver.New(nodeserver.Config{NodeName: c.NodeName, Certificate: cert, ClientCAs: cas, Client: client, Logs: a, Exec: a})
 }
 
 func firstIPv4() string {

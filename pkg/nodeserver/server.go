@@ -1,6 +1,7 @@
 // Package nodeserver is a node's HTTPS API for the apiserver, as the
 // kubelet serves it on its port (10250 by default): the apiserver reaches
-// it to stream container logs (/containerLogs/{namespace}/{pod}/{container}).
+// it to stream container logs (/containerLogs/{namespace}/{pod}/{container})
+// and to run commands in containers (/exec/{namespace}/{pod}/{container}).
 // Every request is authenticated, by a client certificate signed by the
 // client CA (the apiserver's kubelet client certificate) or by a bearer
 // token the apiserver confirms through a TokenReview, and authorized by a
@@ -42,6 +43,8 @@ type Config struct {
 	Client kubernetes.Interface
 	// Logs opens the containers' logs.
 	Logs LogSource
+	// Exec runs commands in the containers (/exec); nil serves no /exec.
+	Exec Executor
 }
 
 // Server serves a node's API. Build it with New.
@@ -71,6 +74,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/containerLogs/", s.serveContainerLogs)
+	if cfg.Exec != nil {
+		mux.HandleFunc("/exec/", s.serveExec)
+	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	s.handler = s.withAuth(mux)
 	return s, nil

@@ -36,17 +36,24 @@ type testNode struct {
 	apiserver  tls.Certificate
 	stranger   tls.Certificate
 	deniedCert tls.Certificate
+	// apiserverFiles are the apiserver's certificate and key and the CA.
+	apiserverFiles certs.Files
 }
 
-func newTestNode(t *testing.T) *testNode {
+func newTestNode(t *testing.T) *testNode { return newTestNodeWith(t, nil) }
+
+// newTestNodeWith is a test node that also serves /exec with exec.
+func newTestNodeWith(t *testing.T, exec Executor) *testNode {
 	t.Helper()
 	dir, other := t.TempDir(), t.TempDir()
 	serving := mustCert(t, dir, certs.Spec{Name: "node", CommonName: "node-a", Server: true})
+	apiserverFiles := mustCert(t, dir, certs.Spec{Name: "apiserver", CommonName: "apiserver", Organizations: []string{"system:masters"}, Client: true})
 	n := &testNode{
-		logs:       &MemoryLogs{},
-		apiserver:  loadPair(t, mustCert(t, dir, certs.Spec{Name: "apiserver", CommonName: "apiserver", Organizations: []string{"system:masters"}, Client: true})),
-		deniedCert: loadPair(t, mustCert(t, dir, certs.Spec{Name: "alice", CommonName: "alice", Client: true})),
-		stranger:   loadPair(t, mustCert(t, other, certs.Spec{Name: "apiserver", CommonName: "apiserver", Client: true})),
+		logs:           &MemoryLogs{},
+		apiserverFiles: apiserverFiles,
+		apiserver:      loadPair(t, apiserverFiles),
+		deniedCert:     loadPair(t, mustCert(t, dir, certs.Spec{Name: "alice", CommonName: "alice", Client: true})),
+		stranger:       loadPair(t, mustCert(t, other, certs.Spec{Name: "apiserver", CommonName: "apiserver", Client: true})),
 	}
 	pool, err := LoadCertPool(serving.CAFile)
 	if err != nil {
@@ -59,7 +66,7 @@ func newTestNode(t *testing.T) *testNode {
 		sar := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SubjectAccessReview)
 		ra := sar.Spec.ResourceAttributes
 		sar.Status.Allowed = (sar.Spec.User == "apiserver" || sar.Spec.User == "bob") &&
-			ra.Resource == "nodes" && ra.Subresource == "proxy" && ra.Name == "node-a" && ra.Verb == "get"
+			ra.Resource == "nodes" && ra.Subresource == "proxy" && ra.Name == "node-a" && (ra.Verb == "get" || ra.Verb == "create")
 		return true, sar, nil
 	})
 	client.PrependReactor("create", "tokenreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -69,7 +76,7 @@ func newTestNode(t *testing.T) *testNode {
 		}
 		return true, tr, nil
 	})
-	s, err := New(Config{NodeName: "node-a", Certificate: loadPair(t, serving), ClientCAs: pool, Client: client, Logs: n.logs})
+	s, err := New(Config{NodeName: "node-a", Certificate: loadPair(t, serving), ClientCAs: pool, Client: client, Logs: n.logs, Exec: exec})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -23,6 +24,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/client-go/util/exec"
 	"k8s.io/utils/ptr"
 
 	"github.com/cronplane/cronplane/pkg/certs"
@@ -127,7 +130,7 @@ func runAgent(t *testing.T, node, rootDir string, eng engine.Engine) (stop func(
 	}
 	clientCAs := x509.NewCertPool()
 	clientCAs.AppendCertsFromPEM(srv.CAData)
-	server, err := nodeserver.New(nodeserver.Config{NodeName: node, Certificate: cert, ClientCAs: clientCAs, Client: client, Logs: a})
+	server, err := nodeserver.New(nodeserver.Config{NodeName: node, Certificate: cert, ClientCAs: clientCAs, Client: client, Logs: a, Exec: a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,4 +497,38 @@ func TestNodeAgent_ContainersOfAPodShareLocalhost(t *testing.T) {
 		list, err := eng.List(ctx, map[string]string{"io.kubernetes.pod.uid": string(done.UID), "io.kubernetes.container.name": "POD"})
 		return err == nil && len(list) == 1 && list[0].State == engine.Exited, nil
 	})
+}
+
+func TestNodeAgent_ExecRunsInTheRunningContainerThroughTheApiserver(t *testing.T) {
+	eng := needEngine(t)
+	runManager(t, true, "serviceaccount-controller", "root-ca-certificate-publisher-controller")
+	ctx := context.Background()
+	node := "agent-" + rand.String(5)
+	removeNodeContainers(t, eng, node)
+	runAgent(t, node, t.TempDir(), eng)
+	ns := newNamespace(t, "nodeagent-exec")
+	waitFor(t, "the default service account and kube-root-ca.crt", func() (bool, error) {
+		_, err1 := getAccount(ns, "default")
+		_, err2 := srv.Client.CoreV1().ConfigMaps(ns).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+		return err1 == nil && err2 == nil, nil
+	})
+	if _, err := srv.Client.CoreV1().Pods(ns).Create(ctx, agentPod("shell", node, corev1.RestartPolicyNever, "echo started > /mark; sleep 600"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, ns, "shell", "Running", 60*time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	t.Cleanup(func() { _ = srv.Client.CoreV1().Pods(ns).Delete(ctx, "shell", metav1.DeleteOptions{}) })
+
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	var out, errOut strings.Builder
+	err := execIn(ctx, ns, "shell", &corev1.PodExecOptions{
+		Command: []string{"sh", "-c", "for i in $(seq 50); do [ -f /mark ] && break; sleep 0.1; done; cat /mark; cat; hostname >&2; exit 3"}, Stdin: true, Stdout: true, Stderr: true,
+	}, remotecommand.StreamOptions{Stdin: strings.NewReader("from stdin\n"), Stdout: &out, Stderr: &errOut})
+	var code utilexec.CodeExitError
+	if !errors.As(err, &code) || code.Code != 3 {
+		t.Fatalf("exec: %v, want exit code 3", err)
+	}
+	if out.String() != "started\nfrom stdin\n" || strings.TrimSpace(errOut.String()) != "shell" {
+		t.Errorf("stdout %q stderr %q, want the container's file, then stdin, and its hostname", out.String(), errOut.String())
+	}
 }

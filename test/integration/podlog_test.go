@@ -28,6 +28,12 @@ import (
 // certificates, and registers its Node with the address and port.
 func logNode(t *testing.T) (string, *nodeserver.MemoryLogs) {
 	t.Helper()
+	return testNodeServer(t, nil)
+}
+
+// testNodeServer is logNode that also serves /exec with exec, if not nil.
+func testNodeServer(t *testing.T, exec nodeserver.Executor) (string, *nodeserver.MemoryLogs) {
+	t.Helper()
 	name := "lognode-" + rand.String(5)
 	files, err := certs.EnsureCert(t.TempDir(), certs.Spec{Name: "node", CommonName: name, Server: true})
 	if err != nil {
@@ -42,7 +48,7 @@ func logNode(t *testing.T) (string, *nodeserver.MemoryLogs) {
 		t.Fatal("the apiserver's CA is not PEM")
 	}
 	logs := &nodeserver.MemoryLogs{}
-	ns, err := nodeserver.New(nodeserver.Config{NodeName: name, Certificate: cert, ClientCAs: clientCAs, Client: srv.Client, Logs: logs})
+	ns, err := nodeserver.New(nodeserver.Config{NodeName: name, Certificate: cert, ClientCAs: clientCAs, Client: srv.Client, Logs: logs, Exec: exec})
 	if err != nil {
 		t.Fatal(err)
 	}

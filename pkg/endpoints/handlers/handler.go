@@ -137,6 +137,9 @@ func (c *call) deprecated() {
 // it does not implement is a 405. A watch writes its own stream and
 // returns no object.
 func (c *call) serve() (int, runtime.Object, error) {
+	if cn, ok := c.storage.(rest.Connecter); ok && (c.info.Verb == "get" || c.info.Verb == "create") {
+		return 0, nil, c.connect(cn)
+	}
 	switch c.info.Verb {
 	case "get":
 		if st, ok := c.storage.(rest.Streamer); ok {
@@ -265,6 +268,10 @@ func (h *Handler) newCall(w http.ResponseWriter, r *http.Request) (*call, error)
 	}
 	c := &call{h: h, w: w, r: r, query: r.URL.Query(), info: info, entry: entry, storage: storage, res: res, namespace: namespace}
 	verb := info.Verb
+	if _, ok := storage.(rest.Connecter); ok {
+		// The answer comes from elsewhere, in its own representation.
+		return c, nil
+	}
 	_, streamer := storage.(rest.Streamer)
 	streams := verb == "get" && streamer
 	opts := negotiation.Options{

@@ -213,6 +213,12 @@ func addPaths(paths map[string]interface{}, res *registry.Entry, s *schemas, obj
 			kind, subGVK, subName = desc.Kind, gvkExtension(desc.GroupVersionKind), desc.Schema.RootName()
 		}
 		ops := map[string]interface{}{}
+		if _, ok := storage.(rest.Connecter); ok {
+			ops["get"] = connectOp("Get", kind, s, subGVK)
+			ops["post"] = connectOp("Post", kind, s, subGVK)
+			addPath(paths, collection+"/{name}/"+sub, ops, itemParams)
+			continue
+		}
 		for _, verb := range registry.Verbs(storage) {
 			switch _, streams := storage.(rest.Streamer); {
 			case verb == "get" && streams:
@@ -330,6 +336,25 @@ func streamOp(kind string, s *schemas, gvk map[string]string, mt mediaTypes) map
 	}
 	o["responses"] = map[string]interface{}{"200": map[string]interface{}{"description": "OK", "schema": str}}
 	o["produces"] = media
+	return o
+}
+
+// connectOp is an operation of a subresource answered elsewhere (pods/exec),
+// as kube documents it: action connect, any media type, a string back.
+func connectOp(method, kind string, s *schemas, gvk map[string]string) map[string]interface{} {
+	str := Schema{"type": "string"}
+	o := map[string]interface{}{
+		"operationId":                     "connect" + method + kind,
+		"x-kubernetes-action":             "connect",
+		"x-kubernetes-group-version-kind": gvk,
+		"parameters":                      s.params(nil),
+	}
+	if s.v3 {
+		o["responses"] = map[string]interface{}{"200": map[string]interface{}{"description": "OK", "content": map[string]interface{}{"*/*": map[string]interface{}{"schema": str}}}}
+		return o
+	}
+	o["responses"] = map[string]interface{}{"200": map[string]interface{}{"description": "OK", "schema": str}}
+	o["consumes"], o["produces"] = []string{"*/*"}, []string{"*/*"}
 	return o
 }
 

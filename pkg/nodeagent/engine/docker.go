@@ -11,6 +11,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
@@ -302,4 +303,84 @@ func (d *Docker) Logs(ctx context.Context, id string, follow bool) (io.ReadClose
 		return nil, notFound(err)
 	}
 	return r, nil
+}
+
+func (d *Docker) Exec(ctx context.Context, id string, cmd []string, s ExecIO) (int, error) {
+	created, err := d.c.ExecCreate(ctx, id, client.ExecCreateOptions{
+		Cmd: cmd, TTY: s.TTY, AttachStdin: s.Stdin != nil, AttachStdout: s.Stdout != nil, AttachStderr: s.Stderr != nil,
+	})
+	if err != nil {
+		return 0, notFound(err)
+	}
+	att, err := d.c.ExecAttach(ctx, created.ID, client.ExecAttachOptions{TTY: s.TTY})
+	if err != nil {
+		return 0, err
+	}
+	defer att.Close()
+	if s.Resize != nil {
+		go d.resizeExec(ctx, created.ID, s.Resize)
+	}
+	if s.Stdin != nil {
+		go func() {
+			_, _ = io.Copy(att.Conn, s.Stdin)
+			_ = att.CloseWrite()
+		}()
+	}
+	out := make(chan error, 1)
+	go func() {
+		stdout, stderr := orDiscard(s.Stdout), orDiscard(s.Stderr)
+		var err error
+		if s.TTY {
+			_, err = io.Copy(stdout, att.Reader)
+		} else {
+			_, err = stdcopy.StdCopy(stdout, stderr, att.Reader)
+		}
+		out <- err
+	}()
+	select {
+	case err = <-out:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	if err != nil {
+		return 0, err
+	}
+	// The output ends as the process does; the engine records its exit
+	// code a moment later.
+	for i := 0; i < 50; i++ {
+		r, err := d.c.ExecInspect(ctx, created.ID, client.ExecInspectOptions{})
+		if err != nil {
+			return 0, err
+		}
+		if !r.Running {
+			return r.ExitCode, nil
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	return 0, fmt.Errorf("exec %s: still running after its output ended", created.ID)
+}
+
+func (d *Docker) resizeExec(ctx context.Context, id string, sizes <-chan TerminalSize) {
+	for {
+		select {
+		case size, ok := <-sizes:
+			if !ok {
+				return
+			}
+			_, _ = d.c.ExecResize(ctx, id, client.ExecResizeOptions{Width: size.Width, Height: size.Height})
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }

@@ -48,6 +48,24 @@ type Engine interface {
 	// framed by the engine and prefixed with its RFC 3339 time; with
 	// follow it goes on until the container stops or ctx ends.
 	Logs(ctx context.Context, id string, follow bool) (io.ReadCloser, error)
+	// Exec runs cmd in a running container with the streams of s and
+	// returns its exit code once it ends; ctx ending stops the wait.
+	Exec(ctx context.Context, id string, cmd []string, s ExecIO) (int, error)
+}
+
+// ExecIO are an exec's streams; nil ones are not attached. With TTY the
+// command has a terminal, its one output is Stdout, and Resize brings
+// the terminal's sizes.
+type ExecIO struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	TTY            bool
+	Resize         <-chan TerminalSize
+}
+
+// TerminalSize is a terminal's size in characters.
+type TerminalSize struct {
+	Width, Height uint
 }
 
 // Info is what the agent reports of its machine.

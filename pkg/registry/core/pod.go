@@ -24,11 +24,11 @@ import (
 )
 
 // PodResource registers core/v1 pods with their status, binding,
-// eviction and log subresources; the log is read from the pod's node
-// through logs. What a Pod may be created with is pkg/podspec's; what an
+// eviction, log and exec subresources; the log is read from the pod's
+// node, and an exec proxied to it, through nodes. What a Pod may be created with is pkg/podspec's; what an
 // update may change, what a status write may, and when a delete waits for
 // the node's agent are the pod's own rules, below.
-func PodResource(logs ContainerLogs) *generic.Resource {
+func PodResource(nodes NodeConnector) *generic.Resource {
 	gvk := corev1.SchemeGroupVersion.WithKind("Pod")
 	newFunc := func() runtime.Object { return &corev1.Pod{} }
 	return &generic.Resource{
@@ -51,7 +51,7 @@ func PodResource(logs ContainerLogs) *generic.Resource {
 		FieldLabels:         podFieldLabels,
 		ReturnDeletedObject: true,
 		Serve: func(s *generic.Store) (rest.Storage, map[string]rest.Storage) {
-			return s, map[string]rest.Storage{"status": s.Subresource("status"), "binding": &bindingStorage{pods: s}, "eviction": &evictionStorage{pods: s}, "log": &podLogStorage{pods: s, logs: logs}}
+			return s, map[string]rest.Storage{"status": s.Subresource("status"), "binding": &bindingStorage{pods: s}, "eviction": &evictionStorage{pods: s}, "log": &podLogStorage{pods: s, logs: nodes}, "exec": &podExecStorage{pods: s, nodes: nodes}}
 		},
 	}
 }

@@ -18,20 +18,24 @@ import (
 	"github.com/cronplane/cronplane/pkg/storage"
 )
 
-// ContainerLogs opens container logs where they are: at the agent of the
+// NodeConnector reaches containers where they are: at the agent of the
 // pod's node, as kube-apiserver opens them at the kubelet.
-type ContainerLogs interface {
+type NodeConnector interface {
 	// ContainerLog opens the log of a container of a pod on node, with
 	// opts (checked already). Its errors are API errors, in kube's words
 	// for an agent that cannot be found, reached, or that refuses.
 	ContainerLog(ctx context.Context, node string, c nodeserver.Container, opts *corev1.PodLogOptions) (io.ReadCloser, error)
+	// ContainerExec is where an exec in a container of a pod on node
+	// goes: the agent's /exec with query (the agent's parameters). Its
+	// errors are as ContainerLog's.
+	ContainerExec(ctx context.Context, node string, c nodeserver.Container, query url.Values) (*rest.Upstream, error)
 }
 
 // podLogStorage serves pods/log: it checks the options and the container
 // as kube does, then streams the log from the pod's node.
 type podLogStorage struct {
 	pods *generic.Store
-	logs ContainerLogs
+	logs NodeConnector
 }
 
 var _ rest.Streamer = (*podLogStorage)(nil)

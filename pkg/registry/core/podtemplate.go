@@ -111,6 +111,6 @@ func containerCells(cs []corev1.Container) (names, images string) {
 
 // WorkloadResources are the core/v1 resources of pods and what they run
 // on, in kube's discovery order.
-func WorkloadResources(logs ContainerLogs) []*generic.Resource {
-	return []*generic.Resource{NodeResource(), PodResource(logs), PodTemplateResource()}
+func WorkloadResources(nodes NodeConnector) []*generic.Resource {
+	return []*generic.Resource{NodeResource(), PodResource(nodes), PodTemplateResource()}
 }

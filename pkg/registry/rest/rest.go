@@ -10,6 +10,7 @@ package rest
 import (
 	"context"
 	"io"
+	"net/http"
 	"net/url"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +52,22 @@ type Stream struct {
 // from the query itself, and its errors are API errors.
 type Streamer interface {
 	Stream(ctx context.Context, namespace, name string, query url.Values) (*Stream, error)
+}
+
+// Connecter serves a subresource answered elsewhere, as pods/exec is by
+// the pod's node: on a GET or a POST it reads its options from the query
+// and says where the request goes; the endpoints proxy it there, upgrade
+// included. Its errors are API errors.
+type Connecter interface {
+	Connect(ctx context.Context, namespace, name string, query url.Values) (*Upstream, error)
+}
+
+// Upstream is where a Connecter's request goes on to: Location, with its
+// own query, through Transport, which carries the apiserver's credentials
+// for it.
+type Upstream struct {
+	Location  *url.URL
+	Transport http.RoundTripper
 }
 
 // ListOptions are metav1.ListOptions with their selectors parsed.
