@@ -1,0 +1,143 @@
+package responsewriters
+
+import (
+	"io"
+	goruntime "runtime"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Go's scheduler polls the network only when a processor runs out of
+// goroutines to run, or every 10 ms from its monitor. Dozens of large
+// lists written at once keep every processor busy: a small request then
+// waits up to 10–20 ms before its goroutine even learns that its bytes
+// arrived, at every network step it takes. The chunks of large
+// responses are therefore written at most GOMAXPROCS-1 at a time, in
+// turn: a processor stays free to poll the network and run everything
+// else, while the lists still go as fast as one processor fewer allows.
+
+// staleTurn is how long a chunk's write may hold its turn before it is
+// presumed blocked on a client that does not read (a chunk's own work
+// is a fraction of a millisecond): a waiting writer may then take its
+// place, and the rest of that response is written without waiting for
+// turns, paced by its client.
+const staleTurn = 10 * time.Millisecond
+
+// listGate is the turns all large responses of the process share.
+var listGate = &writeGate{stale: staleTurn}
+
+// writeGate admits at most n writers at a time, in order of arrival.
+type writeGate struct {
+	stale time.Duration
+
+	mu      sync.Mutex
+	holders []*gateTurn
+	waiting []*gateTurn
+}
+
+// gateTurn is one writer's place at the gate.
+type gateTurn struct {
+	since   time.Time
+	ready   chan struct{}
+	granted bool
+}
+
+// enter waits until fewer than n writers hold a turn, or until one has
+// held its turn for longer than the gate's stale time, and takes a turn.
+func (g *writeGate) enter(n int) *gateTurn {
+	t := &gateTurn{}
+	g.mu.Lock()
+	if len(g.holders) < n && len(g.waiting) == 0 {
+		t.since, t.granted = time.Now(), true
+		g.holders = append(g.holders, t)
+		g.mu.Unlock()
+		return t
+	}
+	t.ready = make(chan struct{})
+	g.waiting = append(g.waiting, t)
+	g.mu.Unlock()
+	timer := time.NewTimer(g.stale)
+	defer timer.Stop()
+	for {
+		select {
+		case <-t.ready:
+			return t
+		case <-timer.C:
+		}
+		if g.takeStale(t) {
+			return t
+		}
+		timer.Reset(g.stale)
+	}
+}
+
+// takeStale gives t, waiting, the turn of a holder presumed blocked;
+// true if t has a turn now.
+func (g *writeGate) takeStale(t *gateTurn) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if t.granted {
+		return true
+	}
+	now := time.Now()
+	for i, h := range g.holders {
+		if now.Sub(h.since) >= g.stale {
+			g.holders[i] = t
+			t.since, t.granted = now, true
+			g.waiting = slices.DeleteFunc(g.waiting, func(w *gateTurn) bool { return w == t })
+			return true
+		}
+	}
+	return false
+}
+
+// leave gives t's turn to the first waiting writer; nothing if another
+// writer took it while t was presumed blocked.
+func (g *writeGate) leave(t *gateTurn) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	i := slices.Index(g.holders, t)
+	if i < 0 {
+		return
+	}
+	if len(g.waiting) == 0 {
+		g.holders = slices.Delete(g.holders, i, i+1)
+		return
+	}
+	next := g.waiting[0]
+	g.waiting = g.waiting[1:]
+	next.since, next.granted = time.Now(), true
+	g.holders[i] = next
+	close(next.ready)
+}
+
+// chunkWriter writes the chunks of one large response through the gate.
+type chunkWriter struct {
+	w    io.Writer
+	gate *writeGate
+	// paced is set once a write outlasted the gate's stale time: the
+	// client sets this response's pace, not the processors.
+	paced bool
+}
+
+// write writes one chunk in its turn. With one processor, or once the
+// response is paced by its client, there is no turn to wait for: the
+// writer yields the processor after the chunk instead, so that a small
+// request gets in between chunks rather than after a 10 ms slice.
+func (c *chunkWriter) write(chunk []byte) error {
+	n := goruntime.GOMAXPROCS(0) - 1
+	if c.paced || n < 1 {
+		_, err := c.w.Write(chunk)
+		goruntime.Gosched()
+		return err
+	}
+	t := c.gate.enter(n)
+	start := time.Now()
+	_, err := c.w.Write(chunk)
+	if time.Since(start) >= c.gate.stale {
+		c.paced = true
+	}
+	c.gate.leave(t)
+	return err
+}
