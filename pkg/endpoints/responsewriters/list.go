@@ -45,6 +45,7 @@ func writeListJSON(w io.Writer, l *rest.List) error {
 		tail = []byte("]}\n")
 	}
 	cw := &chunkWriter{w: w, gate: listGate}
+	var prefixes itemPrefix
 	buf := make([]byte, 0, 64*1024)
 	buf = append(buf, head...)
 	for i, it := range l.Items {
@@ -55,8 +56,7 @@ func writeListJSON(w io.Writer, l *rest.List) error {
 		if err != nil {
 			return err
 		}
-		apiVersion, kind := it.GetObjectKind().GroupVersionKind().ToAPIVersionAndKind()
-		buf = appendListItem(buf, b, apiVersion, kind)
+		buf = appendListItem(buf, b, prefixes.of(it.GetObjectKind().GroupVersionKind().ToAPIVersionAndKind()))
 		if len(buf) > 48*1024 {
 			if err := cw.write(buf); err != nil {
 				return err
@@ -82,11 +82,31 @@ func EncodeJSON(obj runtime.Object) ([]byte, error) {
 	return json.Marshal(obj)
 }
 
+// itemPrefix is how an item's encoding starts when it has its kind and
+// apiVersion, remembered for the last pair: a list's items share theirs.
+type itemPrefix struct {
+	apiVersion, kind string
+	prefix           []byte
+}
+
+// of returns the prefix for apiVersion and kind, nil when the kind is
+// empty (nothing to leave out).
+func (p *itemPrefix) of(apiVersion, kind string) []byte {
+	if kind == "" {
+		return nil
+	}
+	if p.prefix == nil || apiVersion != p.apiVersion || kind != p.kind {
+		p.apiVersion, p.kind = apiVersion, kind
+		p.prefix = []byte(`{"kind":` + strconv.Quote(kind) + `,"apiVersion":` + strconv.Quote(apiVersion) + `,`)
+	}
+	return p.prefix
+}
+
 // appendListItem appends an object's encoding without its kind and
-// apiVersion, which kube leaves out of the items of a typed list.
-func appendListItem(buf, encoded []byte, apiVersion, kind string) []byte {
-	prefix := `{"kind":` + strconv.Quote(kind) + `,"apiVersion":` + strconv.Quote(apiVersion) + `,`
-	if kind != "" && bytes.HasPrefix(encoded, []byte(prefix)) {
+// apiVersion (the prefix of), which kube leaves out of the items of a
+// typed list.
+func appendListItem(buf, encoded, prefix []byte) []byte {
+	if prefix != nil && bytes.HasPrefix(encoded, prefix) {
 		buf = append(buf, '{')
 		return append(buf, encoded[len(prefix):]...)
 	}
