@@ -17,19 +17,24 @@ import (
 // turn: a processor stays free to poll the network and run everything
 // else, while the lists still go as fast as one processor fewer allows.
 
-// staleTurn is how long a chunk's write may hold its turn before it is
-// presumed blocked on a client that does not read (a chunk's own work
-// is a fraction of a millisecond): a waiting writer may then take its
-// place, and the rest of that response is written without waiting for
-// turns, paced by its client.
+// slowWrite is how long a chunk's write may take before its response is
+// presumed paced by its client rather than by the processors (a chunk's
+// own work is a fraction of a millisecond): its next chunk is written
+// without waiting for a turn, so that a slow client does not hold turns
+// the others wait for.
+const slowWrite = 2 * time.Millisecond
+
+// staleTurn is how long a turn may be held before a waiting writer may
+// take it: its holder is presumed blocked on a client that stopped
+// reading.
 const staleTurn = 10 * time.Millisecond
 
 // listGate is the turns all large responses of the process share.
-var listGate = &writeGate{stale: staleTurn}
+var listGate = &writeGate{slow: slowWrite, stale: staleTurn}
 
 // writeGate admits at most n writers at a time, in order of arrival.
 type writeGate struct {
-	stale time.Duration
+	slow, stale time.Duration
 
 	mu      sync.Mutex
 	holders []*gateTurn
@@ -116,28 +121,28 @@ func (g *writeGate) leave(t *gateTurn) {
 type chunkWriter struct {
 	w    io.Writer
 	gate *writeGate
-	// paced is set once a write outlasted the gate's stale time: the
-	// client sets this response's pace, not the processors.
-	paced bool
+	// slow is set while the last write took the gate's slow time or
+	// more: the client sets this response's pace, not the processors.
+	slow bool
 }
 
-// write writes one chunk in its turn. With one processor, or once the
+// write writes one chunk in its turn. With one processor, or while the
 // response is paced by its client, there is no turn to wait for: the
 // writer yields the processor after the chunk instead, so that a small
 // request gets in between chunks rather than after a 10 ms slice.
 func (c *chunkWriter) write(chunk []byte) error {
 	n := goruntime.GOMAXPROCS(0) - 1
-	if c.paced || n < 1 {
-		_, err := c.w.Write(chunk)
-		goruntime.Gosched()
-		return err
+	var t *gateTurn
+	if !c.slow && n >= 1 {
+		t = c.gate.enter(n)
 	}
-	t := c.gate.enter(n)
 	start := time.Now()
 	_, err := c.w.Write(chunk)
-	if time.Since(start) >= c.gate.stale {
-		c.paced = true
+	c.slow = time.Since(start) >= c.gate.slow
+	if t != nil {
+		c.gate.leave(t)
+	} else {
+		goruntime.Gosched()
 	}
-	c.gate.leave(t)
 	return err
 }

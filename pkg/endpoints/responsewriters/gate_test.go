@@ -109,7 +109,7 @@ func (w *overlapWriter) Write(b []byte) (int, error) {
 // at most GOMAXPROCS-1 at a time.
 func TestChunkWriter_ConcurrentResponsesTakeTurns(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	g := &writeGate{stale: time.Hour}
+	g := &writeGate{slow: time.Hour, stale: time.Hour}
 	w := &overlapWriter{delay: 200 * time.Microsecond}
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
@@ -130,22 +130,20 @@ func TestChunkWriter_ConcurrentResponsesTakeTurns(t *testing.T) {
 	}
 }
 
-// A response whose write outlasts the stale time is paced by its client:
-// its later chunks do not wait for turns, so they cannot hold one while
-// the client does not read.
+// A response whose write took long is paced by its client: its next
+// chunk does not wait for a turn, so that it cannot hold one while the
+// client reads slowly; once its writes are quick again, it takes turns.
 func TestChunkWriter_ASlowClientPacesItsOwnResponse(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	g := &writeGate{stale: 5 * time.Millisecond}
-	cw := &chunkWriter{w: &overlapWriter{delay: 10 * time.Millisecond}, gate: g}
+	g := &writeGate{slow: 5 * time.Millisecond, stale: time.Hour}
+	w := &overlapWriter{delay: 10 * time.Millisecond}
+	cw := &chunkWriter{w: w, gate: g}
 	if err := cw.write([]byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	if !cw.paced {
-		t.Fatal("a write longer than the stale time left the response gated")
-	}
 	held := g.enter(1)
-	defer g.leave(held)
 	done := make(chan error, 1)
+	w.delay = 0
 	go func() { done <- cw.write([]byte("x")) }()
 	select {
 	case err := <-done:
@@ -153,7 +151,13 @@ func TestChunkWriter_ASlowClientPacesItsOwnResponse(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("a paced response waited for a turn")
+		t.Fatal("the response after a slow write waited for a turn")
+	}
+	go func() { done <- cw.write([]byte("x")) }()
+	waitWaiting(t, g, 1)
+	g.leave(held)
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -187,7 +191,7 @@ func BenchmarkPingUnderChunkWriters(b *testing.B) {
 				if err != nil {
 					return
 				}
-				defer c.Close()
+				defer func() { _ = c.Close() }()
 				p := make([]byte, 1)
 				for {
 					if _, err := c.Read(p); err != nil {
@@ -202,22 +206,25 @@ func BenchmarkPingUnderChunkWriters(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer c.Close()
+			defer func() { _ = c.Close() }()
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
-			g := &writeGate{stale: staleTurn}
+			g := &writeGate{slow: slowWrite, stale: staleTurn}
 			chunk := make([]byte, 48*1024)
 			for i := 0; i < 36; i++ {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					cw := &chunkWriter{w: hashWriter{}, gate: g, paced: mode == "yield"}
+					cw := &chunkWriter{w: hashWriter{}, gate: g}
 					for {
 						select {
 						case <-stop:
 							return
 						default:
 						}
+						// A slow write is what makes a response go
+						// without turns.
+						cw.slow = mode == "yield"
 						_ = cw.write(chunk)
 					}
 				}()
