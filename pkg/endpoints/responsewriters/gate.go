@@ -48,8 +48,9 @@ type gateTurn struct {
 	granted bool
 }
 
-// enter waits until fewer than n writers hold a turn, or until one has
-// held its turn for longer than the gate's stale time, and takes a turn.
+// enter waits until fewer than n writers hold a turn and those before it
+// have had theirs, and takes a turn; or, after each stale time it waits,
+// takes the turn of a writer that has held one that long.
 func (g *writeGate) enter(n int) *gateTurn {
 	t := &gateTurn{}
 	g.mu.Lock()
