@@ -35,7 +35,7 @@ var (
 	noisyPhase     = flag.Duration("noisy-phase", 20*time.Second, "how long user B and the Lease renewal are timed in each phase (without A, with A)")
 	noisyListers   = flag.Int("noisy-listers", 64, "user A's concurrent full LISTs")
 	noisyRate      = flag.Int("noisy-rate", 50, "user B's requests per second, four GETs to one create")
-	apfProfiles    = flag.String("apf-profiles", "", "directory: after the APF on/off rounds, a CPU profile of each server under -profile-seconds of gets")
+	apfProfiles    = flag.String("apf-profiles", "", "directory: a CPU profile and a second's execution trace of the server under A's flood, and after the APF on/off rounds a CPU profile of each server under -profile-seconds of gets")
 	apfRounds      = flag.Int("apf-overhead-rounds", 7, "alternating rounds comparing get and create rates of a non-exempt user on cronplane with --enable-priority-and-fairness=true and =false (0 skips; not in -compare)")
 )
 
@@ -403,6 +403,18 @@ func (b *bench) noisyPhase(name string, a, userB, kcm *identity, listPath, getPa
 			}
 		}
 	}()
+	// The server's CPU profile and then a second of its execution trace
+	// (which shows how long goroutines wait to run) under the flood.
+	if flood && *apfProfiles != "" {
+		check(os.MkdirAll(*apfProfiles, 0o755))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			secs := max(1, min(int(noisyPhase.Seconds())-2, *profileSecs))
+			b.saveProfile(fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), filepath.Join(*apfProfiles, b.side+"-flood.pprof"))
+			b.saveProfile("/debug/pprof/trace?seconds=1", filepath.Join(*apfProfiles, b.side+"-flood.trace"))
+		}()
+	}
 	// B is open-loop: each request leaves at its time whether or not the
 	// earlier ones are answered, so that a slow answer shows in the
 	// figures instead of slowing B down.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	goruntime "runtime"
 	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -45,6 +44,8 @@ func writeListJSON(w io.Writer, l *rest.List) error {
 		head = append(encoded[:len(encoded)-1:len(encoded)-1], `,"items":[`...)
 		tail = []byte("]}\n")
 	}
+	cw := &chunkWriter{w: w, gate: listGate}
+	var prefixes itemPrefix
 	buf := make([]byte, 0, 64*1024)
 	buf = append(buf, head...)
 	for i, it := range l.Items {
@@ -55,10 +56,9 @@ func writeListJSON(w io.Writer, l *rest.List) error {
 		if err != nil {
 			return err
 		}
-		apiVersion, kind := it.GetObjectKind().GroupVersionKind().ToAPIVersionAndKind()
-		buf = appendListItem(buf, b, apiVersion, kind)
+		buf = appendListItem(buf, b, prefixes.of(it.GetObjectKind().GroupVersionKind().ToAPIVersionAndKind()))
 		if len(buf) > 48*1024 {
-			if err := writeChunk(w, buf); err != nil {
+			if err := cw.write(buf); err != nil {
 				return err
 			}
 			buf = buf[:0]
@@ -66,19 +66,6 @@ func writeListJSON(w io.Writer, l *rest.List) error {
 	}
 	buf = append(buf, tail...)
 	_, err := w.Write(buf)
-	return err
-}
-
-// writeChunk writes one chunk of a list and then yields the processor.
-// A list of megabytes is hundreds of chunks, and writes to a local
-// socket seldom block, so without yielding its goroutine keeps its
-// processor until Go preempts it (10 ms); with dozens of lists running,
-// a small request waits for each of their slices in turn at every step
-// (reading, the handler, writing). Yielding after each chunk lets it in
-// between chunks instead.
-func writeChunk(w io.Writer, chunk []byte) error {
-	_, err := w.Write(chunk)
-	goruntime.Gosched()
 	return err
 }
 
@@ -95,11 +82,31 @@ func EncodeJSON(obj runtime.Object) ([]byte, error) {
 	return json.Marshal(obj)
 }
 
+// itemPrefix is how an item's encoding starts when it has its kind and
+// apiVersion, remembered for the last pair: a list's items share theirs.
+type itemPrefix struct {
+	apiVersion, kind string
+	prefix           []byte
+}
+
+// of returns the prefix for apiVersion and kind, nil when the kind is
+// empty (nothing to leave out).
+func (p *itemPrefix) of(apiVersion, kind string) []byte {
+	if kind == "" {
+		return nil
+	}
+	if p.prefix == nil || apiVersion != p.apiVersion || kind != p.kind {
+		p.apiVersion, p.kind = apiVersion, kind
+		p.prefix = []byte(`{"kind":` + strconv.Quote(kind) + `,"apiVersion":` + strconv.Quote(apiVersion) + `,`)
+	}
+	return p.prefix
+}
+
 // appendListItem appends an object's encoding without its kind and
-// apiVersion, which kube leaves out of the items of a typed list.
-func appendListItem(buf, encoded []byte, apiVersion, kind string) []byte {
-	prefix := `{"kind":` + strconv.Quote(kind) + `,"apiVersion":` + strconv.Quote(apiVersion) + `,`
-	if kind != "" && bytes.HasPrefix(encoded, []byte(prefix)) {
+// apiVersion (the prefix of), which kube leaves out of the items of a
+// typed list.
+func appendListItem(buf, encoded, prefix []byte) []byte {
+	if prefix != nil && bytes.HasPrefix(encoded, prefix) {
 		buf = append(buf, '{')
 		return append(buf, encoded[len(prefix):]...)
 	}
@@ -124,6 +131,7 @@ func writeListProtobuf(w io.Writer, l *rest.List) error {
 		size += 1 + protowire.SizeVarint(uint64(len(items[i]))) + len(items[i])
 	}
 	header, trailer := codec.EnvelopeFrame(l.APIVersion, l.Kind, size)
+	cw := &chunkWriter{w: w, gate: listGate}
 	buf := make([]byte, 0, 64*1024)
 	buf = append(buf, header...)
 	buf = protowire.AppendTag(buf, 1, protowire.BytesType)
@@ -132,13 +140,13 @@ func writeListProtobuf(w io.Writer, l *rest.List) error {
 		buf = protowire.AppendTag(buf, 2, protowire.BytesType)
 		buf = protowire.AppendVarint(buf, uint64(len(it)))
 		if len(buf)+len(it) > cap(buf) {
-			if err := writeChunk(w, buf); err != nil {
+			if err := cw.write(buf); err != nil {
 				return err
 			}
 			buf = buf[:0]
 		}
 		if len(it) > cap(buf) {
-			if err := writeChunk(w, it); err != nil {
+			if err := cw.write(it); err != nil {
 				return err
 			}
 			continue

@@ -1,6 +1,7 @@
 package responsewriters
 
 import (
+	"encoding/json"
 	"io"
 	"runtime"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cronplane/cronplane/pkg/registry/rest"
 )
@@ -60,5 +62,35 @@ func TestWriteList_YieldsTheProcessorBetweenChunks(t *testing.T) {
 				t.Fatalf("the other goroutine had not run by the last of %d chunks", len(w.seen))
 			}
 		})
+	}
+}
+
+// Items leave out their kind and apiVersion, as in the typed list's own
+// encoding, whichever kind each one has.
+func TestWriteListJSON_ItemsLeaveOutTheirKind(t *testing.T) {
+	cm := func(name string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}, Data: map[string]string{"k": "v"}}
+	}
+	secret := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: metav1.ObjectMeta{Name: "s"}}
+	list := &rest.List{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}, ListMeta: metav1.ListMeta{ResourceVersion: "7"},
+		Items: []k8sruntime.Object{cm("a"), cm("b"), secret, cm("c")}}
+	var got strings.Builder
+	if err := writeListJSON(&got, list); err != nil {
+		t.Fatal(err)
+	}
+	var items []string
+	for _, it := range list.Items {
+		c := it.DeepCopyObject()
+		c.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+		b, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, string(b))
+	}
+	want := `{"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[` + strings.Join(items, ",") + "]}\n"
+	if got.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", got.String(), want)
 	}
 }
