@@ -257,6 +257,15 @@ func goTypeDefinitions(t reflect.Type) (string, Definitions) {
 	return name, defs
 }
 
+// IsGoDefinition reports whether s is the shared definition of a Go type
+// named name: a function of the type alone, which never changes, so that
+// what is derived from it may be shared too.
+func IsGoDefinition(name string, s *Schema) bool {
+	goDefinitions.Lock()
+	defer goDefinitions.Unlock()
+	return s != nil && goDefinitions.defs[name] == s
+}
+
 // collect adds the definition name and those it refers to, from d, to
 // out.
 func (d Definitions) collect(name string, out Definitions) {
