@@ -10,6 +10,7 @@ package apply
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	smd "sigs.k8s.io/structured-merge-diff/v4/schema"
 	"sigs.k8s.io/structured-merge-diff/v4/typed"
@@ -36,7 +37,7 @@ func ParseableType(st *schema.Structural) *typed.ParseableType {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		c.defs = append(c.defs, smd.TypeDef{Name: name, Atom: c.atom(st.Definitions[name])})
+		c.defs = append(c.defs, smd.TypeDef{Name: name, Atom: c.definition(name, st.Definitions[name])})
 	}
 	root := st.Root.Ref
 	if root == "" {
@@ -63,6 +64,27 @@ type converter struct {
 	metaDefs schema.Definitions
 }
 
+// goAtoms are the merge types of the shared definitions of Go types (see
+// schema.IsGoDefinition), by definition: built once for all the resources
+// whose schemas hold them, as the definitions are. The merge library
+// does not change a schema's types.
+var goAtoms sync.Map // *schema.Schema → smd.Atom
+
+// definition returns the merge type of the definition s named name.
+func (c *converter) definition(name string, s *schema.Schema) smd.Atom {
+	// A Go type's definition has no embedded resource and is read
+	// without KeepUnknownFields, so its type depends on it alone.
+	if c.st.KeepUnknownFields || !schema.IsGoDefinition(name, s) {
+		return c.atom(s)
+	}
+	if a, ok := goAtoms.Load(s); ok {
+		return a.(smd.Atom)
+	}
+	a := c.atom(s)
+	goAtoms.Store(s, a)
+	return a
+}
+
 // embeddedFields are the fields kube adds to an embedded resource's
 // type, as to a resource's: apiVersion and kind strings, and ObjectMeta
 // as its metadata, replacing what the schema says of them.
@@ -84,7 +106,7 @@ func (c *converter) defineObjectMeta() {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		c.defs = append(c.defs, smd.TypeDef{Name: name, Atom: c.atom(c.metaDefs[name])})
+		c.defs = append(c.defs, smd.TypeDef{Name: name, Atom: c.definition(name, c.metaDefs[name])})
 	}
 }
 

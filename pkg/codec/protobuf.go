@@ -72,6 +72,73 @@ func (c *protobufCodec) Decode(data []byte) (runtime.Object, error) {
 	return obj, nil
 }
 
+// CheckEnvelope reports whether data are an envelope of the codec's kind,
+// as Decode checks it, without reading the object inside: the type meta
+// is read in place, not copied.
+func (c *protobufCodec) CheckEnvelope(data []byte) error {
+	if !bytes.HasPrefix(data, ProtobufMagic) {
+		return fmt.Errorf("codec: stored %s is not protobuf (no magic prefix)", c.gvk.Kind)
+	}
+	apiVersion, kind, err := envelopeType(data[len(ProtobufMagic):])
+	if err != nil {
+		return fmt.Errorf("codec: decoding envelope: %w", err)
+	}
+	if gv, err := schema.ParseGroupVersion(apiVersion); err != nil || gv.WithKind(kind) != c.gvk {
+		return fmt.Errorf("codec: stored object is %s %s, want %v", apiVersion, kind, c.gvk)
+	}
+	return nil
+}
+
+// envelopeType reads the apiVersion and kind of a runtime.Unknown's bytes
+// (its field 1, a TypeMeta of apiVersion 1 and kind 2), checking that
+// every field of both is well formed.
+func envelopeType(b []byte) (apiVersion, kind string, err error) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return "", "", protowire.ParseError(n)
+		}
+		b = b[n:]
+		if num != 1 || typ != protowire.BytesType {
+			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+				return "", "", protowire.ParseError(n)
+			}
+			b = b[n:]
+			continue
+		}
+		tm, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return "", "", protowire.ParseError(n)
+		}
+		b = b[n:]
+		for len(tm) > 0 {
+			num, typ, n := protowire.ConsumeTag(tm)
+			if n < 0 {
+				return "", "", protowire.ParseError(n)
+			}
+			tm = tm[n:]
+			if (num == 1 || num == 2) && typ == protowire.BytesType {
+				v, n := protowire.ConsumeBytes(tm)
+				if n < 0 {
+					return "", "", protowire.ParseError(n)
+				}
+				if num == 1 {
+					apiVersion = string(v)
+				} else {
+					kind = string(v)
+				}
+				tm = tm[n:]
+				continue
+			}
+			if n = protowire.ConsumeFieldValue(num, typ, tm); n < 0 {
+				return "", "", protowire.ParseError(n)
+			}
+			tm = tm[n:]
+		}
+	}
+	return apiVersion, kind, nil
+}
+
 // Envelope wraps an object's protobuf bytes as kube sends and stores them:
 // the magic prefix, then a runtime.Unknown naming the type.
 func Envelope(apiVersion, kind string, raw []byte) ([]byte, error) {

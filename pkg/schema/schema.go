@@ -224,10 +224,84 @@ func DefinitionName(t reflect.Type) string {
 // (SwaggerDoc), the strategic merge tags, and the markers its source
 // comments declare (generated into this package). A field is required as
 // kube's generator decides it: neither omitempty nor +optional.
+//
+// The definitions are shared with every other Structural FromGoType
+// returns (see goDefinitions) and must not be changed; a caller that
+// needs one of them different puts a changed copy in its own
+// Structural's Definitions.
 func FromGoType(obj runtime.Object) *Structural {
-	b := &builder{defs: Definitions{}}
-	name := b.define(reflect.TypeOf(obj).Elem())
-	return &Structural{Root: &Schema{Ref: name}, Definitions: b.defs}
+	name, defs := goTypeDefinitions(reflect.TypeOf(obj).Elem())
+	return &Structural{Root: &Schema{Ref: name}, Definitions: defs}
+}
+
+// goDefinitions holds the definitions derived from Go types, built once
+// for the process: a definition depends on its Go type alone, and the
+// pod spec's and its dozens of types, for one, would otherwise be built
+// again for Pods, pod templates, Jobs and CronJobs and each of their
+// lists (9 MB for the built-in resources, a seventh of the heap with
+// 5,000 CronJobs cached).
+var goDefinitions = struct {
+	sync.Mutex
+	defs Definitions
+}{defs: Definitions{}}
+
+// goTypeDefinitions returns the name of t's definition and a map of it
+// and the definitions it refers to, directly or not: the shared schemas
+// in a map of the caller's own.
+func goTypeDefinitions(t reflect.Type) (string, Definitions) {
+	goDefinitions.Lock()
+	defer goDefinitions.Unlock()
+	name := (&builder{defs: goDefinitions.defs}).define(t)
+	defs := Definitions{}
+	goDefinitions.defs.collect(name, defs)
+	return name, defs
+}
+
+// IsGoDefinition reports whether s is the shared definition of a Go type
+// named name: a function of the type alone, which never changes, so that
+// what is derived from it may be shared too.
+func IsGoDefinition(name string, s *Schema) bool {
+	goDefinitions.Lock()
+	defer goDefinitions.Unlock()
+	return s != nil && goDefinitions.defs[name] == s
+}
+
+// collect adds the definition name and those it refers to, from d, to
+// out.
+func (d Definitions) collect(name string, out Definitions) {
+	if _, ok := out[name]; ok {
+		return
+	}
+	s := d[name]
+	out[name] = s
+	d.collectRefs(s, out)
+}
+
+func (d Definitions) collectRefs(s *Schema, out Definitions) {
+	if s == nil {
+		return
+	}
+	if s.Ref != "" {
+		d.collect(s.Ref, out)
+		return
+	}
+	for _, p := range s.Properties {
+		d.collectRefs(p, out)
+	}
+	d.collectRefs(s.Items, out)
+	d.collectRefs(s.AdditionalProperties, out)
+}
+
+// addGoType adds the shared definitions of Go type t, and of those it
+// refers to, that d does not have yet, and returns the name of t's.
+func (d Definitions) addGoType(t reflect.Type) string {
+	name, defs := goTypeDefinitions(t)
+	for n, s := range defs {
+		if _, ok := d[n]; !ok {
+			d[n] = s
+		}
+	}
+	return name
 }
 
 type builder struct {
@@ -236,10 +310,10 @@ type builder struct {
 
 // ObjectMetaDefinitions returns the definitions of ObjectMeta and of the
 // types it uses, and the name of ObjectMeta's: the metadata of an
-// embedded resource as well as of a resource.
+// embedded resource as well as of a resource. They are shared, as
+// FromGoType's.
 func ObjectMetaDefinitions() (string, Definitions) {
-	b := &builder{defs: Definitions{}}
-	return b.define(reflect.TypeOf(metav1.ObjectMeta{})), b.defs
+	return goTypeDefinitions(reflect.TypeOf(metav1.ObjectMeta{}))
 }
 
 // of returns the schema of a field or element of type t: inline for
@@ -382,9 +456,9 @@ func (st *Structural) AsResource(name string) *Structural {
 	if st.Root.Ref != "" {
 		return st
 	}
-	b := &builder{defs: make(Definitions, len(st.Definitions)+1)}
+	defs := make(Definitions, len(st.Definitions)+1)
 	for n, d := range st.Definitions {
-		b.defs[n] = d
+		defs[n] = d
 	}
 	root := *st.Root
 	root.Properties = make(map[string]*Schema, len(st.Root.Properties)+3)
@@ -393,9 +467,9 @@ func (st *Structural) AsResource(name string) *Structural {
 	}
 	root.Properties["apiVersion"] = &Schema{Type: "string", Description: apiVersionDescription}
 	root.Properties["kind"] = &Schema{Type: "string", Description: kindDescription}
-	root.Properties["metadata"] = &Schema{Ref: b.define(reflect.TypeOf(metav1.ObjectMeta{})), Description: objectMetaDescription}
-	b.defs[name] = &root
-	return &Structural{Root: &Schema{Ref: name}, Definitions: b.defs, KeepUnknownFields: st.KeepUnknownFields}
+	root.Properties["metadata"] = &Schema{Ref: defs.addGoType(reflect.TypeOf(metav1.ObjectMeta{})), Description: objectMetaDescription}
+	defs[name] = &root
+	return &Structural{Root: &Schema{Ref: name}, Definitions: defs, KeepUnknownFields: st.KeepUnknownFields}
 }
 
 // The descriptions of the type and object metadata of a resource without
@@ -417,20 +491,20 @@ const (
 // defined under name: apiVersion, kind, list metadata and the items, of
 // kind itemKind and resource plural.
 func ListOf(item *Structural, name, itemKind, plural string) *Structural {
-	b := &builder{defs: Definitions{}}
+	defs := make(Definitions, len(item.Definitions)+1)
 	for n, d := range item.Definitions {
-		b.defs[n] = d
+		defs[n] = d
 	}
-	b.defs[name] = &Schema{
+	defs[name] = &Schema{
 		Type:        "object",
 		Description: itemKind + "List is a list of " + itemKind,
 		Required:    []string{"items"},
 		Properties: map[string]*Schema{
 			"apiVersion": {Type: "string", Description: apiVersionDescription},
 			"kind":       {Type: "string", Description: kindDescription},
-			"metadata":   {Ref: b.define(reflect.TypeOf(metav1.ListMeta{})), Description: listMetaDescription},
+			"metadata":   {Ref: defs.addGoType(reflect.TypeOf(metav1.ListMeta{})), Description: listMetaDescription},
 			"items":      {Type: "array", Items: &Schema{Ref: item.RootName()}, Description: fmt.Sprintf(itemsDescription, plural)},
 		},
 	}
-	return &Structural{Root: &Schema{Ref: name}, Definitions: b.defs}
+	return &Structural{Root: &Schema{Ref: name}, Definitions: defs}
 }

@@ -7,6 +7,7 @@
 package apiextensions
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -32,10 +33,14 @@ func Resource(schemaCheck SchemaCheck, optionalOldSelf bool) *generic.Resource {
 	newFunc := func() runtime.Object { return &apiextensionsv1.CustomResourceDefinition{} }
 	st := cronschema.FromGoType(newFunc())
 	// A version's schema is free-form JSON to the definition's own schema:
-	// kept as given, never pruned.
-	validation := st.Definitions[cronschema.DefinitionName(reflectTypeOf(apiextensionsv1.CustomResourceValidation{}))]
+	// kept as given, never pruned. The definitions of Go types are shared
+	// by every resource, so this one is changed in a copy of its own.
+	validationName := cronschema.DefinitionName(reflectTypeOf(apiextensionsv1.CustomResourceValidation{}))
+	validation := *st.Definitions[validationName]
+	validation.Properties = maps.Clone(validation.Properties)
 	validation.Properties["openAPIV3Schema"] = &cronschema.Schema{Type: "object", PreserveUnknownFields: true,
 		Description: "OpenAPIV3Schema is the OpenAPI v3 schema to use for validation and pruning."}
+	st.Definitions[validationName] = &validation
 	return &generic.Resource{
 		Resource: rest.Resource{
 			GroupVersionKind: GVK,

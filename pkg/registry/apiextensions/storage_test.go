@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	apiextensionsv1 "github.com/cronplane/cronplane/pkg/apis/apiextensions/v1"
+	cronschema "github.com/cronplane/cronplane/pkg/schema"
 )
 
 // The fixtures are kube-apiserver v1.29.15's bytes for two definitions
@@ -123,5 +124,20 @@ func TestStrategy_OptionalOldSelfFollowsTheRatchetingGate(t *testing.T) {
 		if got := usesOptionalOldSelf(crd); got != tt.wantKept {
 			t.Errorf("%s: kept %t, want %t", tt.name, got, tt.wantKept)
 		}
+	}
+}
+
+// TestResource_ChangesItsOwnCopyOfTheSharedDefinition: the definition's
+// schema keeps a version's openAPIV3Schema as free-form JSON, without
+// changing the definition that other schemas of the Go type share.
+func TestResource_ChangesItsOwnCopyOfTheSharedDefinition(t *testing.T) {
+	res := Resource(nil, false)
+	name := cronschema.DefinitionName(reflectTypeOf(apiextensionsv1.CustomResourceValidation{}))
+	if p := res.Schema.Definitions[name].Properties["openAPIV3Schema"]; p == nil || !p.PreserveUnknownFields {
+		t.Errorf("the resource's openAPIV3Schema is %+v, want an object that keeps unknown fields", p)
+	}
+	shared := cronschema.FromGoType(&apiextensionsv1.CustomResourceDefinition{}).Definitions[name]
+	if p := shared.Properties["openAPIV3Schema"]; p == nil || p.PreserveUnknownFields {
+		t.Errorf("the Go type's shared openAPIV3Schema was changed: %+v", p)
 	}
 }
