@@ -9,8 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/cronplane/cronplane/pkg/storage"
 )
 
 // The testdata files are values kube-apiserver v1.29 wrote to etcd.
@@ -84,33 +82,5 @@ func TestEnvelopeFrame_MatchesEnvelope(t *testing.T) {
 	got := append(append(append([]byte(nil), header...), raw...), trailer...)
 	if !bytes.Equal(got, want) {
 		t.Fatalf("frame\n got %x\nwant %x", got, want)
-	}
-}
-
-func TestProtobuf_CheckEnvelopeAgreesWithDecode(t *testing.T) {
-	namespace, err := os.ReadFile("testdata/kube-namespace.pb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	namespaces := Protobuf(corev1.SchemeGroupVersion.WithKind("Namespace"), func() runtime.Object { return &corev1.Namespace{} })
-	cronJobs := Protobuf(batchv1.SchemeGroupVersion.WithKind("CronJob"), func() runtime.Object { return &batchv1.CronJob{} })
-	for _, tc := range []struct {
-		name  string
-		codec storage.Codec
-		data  []byte
-	}{
-		{"kube's Namespace", namespaces, namespace},
-		{"a Namespace as a CronJob", cronJobs, namespace},
-		{"JSON", namespaces, []byte(`{"kind":"Namespace"}`)},
-		{"a truncated envelope", namespaces, namespace[:len(ProtobufMagic)+3]},
-		{"the magic alone", namespaces, ProtobufMagic},
-	} {
-		_, decodeErr := tc.codec.Decode(tc.data)
-		checkErr := tc.codec.(storage.EnvelopeChecker).CheckEnvelope(tc.data)
-		// Only the object inside may fail after the check: the magic alone
-		// is an envelope of no kind, which the check refuses too.
-		if (checkErr == nil) != (decodeErr == nil) {
-			t.Errorf("%s: check %v, decode %v", tc.name, checkErr, decodeErr)
-		}
 	}
 }

@@ -23,14 +23,6 @@ type Codec interface {
 	Decode(data []byte) (runtime.Object, error)
 }
 
-// EnvelopeChecker is a Codec that can tell, without decoding the object,
-// whether data are of the kind it decodes: a watch cache then keeps an
-// event's object undecoded until a reader asks for it. Data that pass
-// the check must decode.
-type EnvelopeChecker interface {
-	CheckEnvelope(data []byte) error
-}
-
 // Preconditions must hold on the stored object for a write to proceed.
 // A nil field is not checked.
 type Preconditions struct {

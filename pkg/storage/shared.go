@@ -43,7 +43,6 @@ type decodedObject struct{ obj runtime.Object }
 
 // storedForm is what an object was decoded from.
 type storedForm struct {
-	key    string
 	data   []byte
 	rev    int64
 	decode DecodeFunc
@@ -91,24 +90,6 @@ func ShareStored(obj runtime.Object, data []byte, rev int64, decode DecodeFunc) 
 	s := Share(obj)
 	s.size, s.stored = len(data), &storedForm{data: data, rev: rev, decode: decode}
 	return s
-}
-
-// ShareUndecoded is ShareStored of an object nobody decoded yet: the
-// first reader that asks for it decodes data, which the caller has
-// checked decode takes (an envelope of the right kind, see
-// EnvelopeChecker). key is the object's storage key, which a watch
-// cache files it under without decoding it.
-func ShareUndecoded(key string, data []byte, rev int64, decode DecodeFunc) *SharedObject {
-	return &SharedObject{size: len(data), stored: &storedForm{key: key, data: data, rev: rev, decode: decode}}
-}
-
-// Key is the storage key of an object shared by ShareUndecoded, "" for
-// others.
-func (s *SharedObject) Key() string {
-	if s.stored == nil {
-		return ""
-	}
-	return s.stored.key
 }
 
 // MayBeStoredAs reports whether data may be the bytes the object was
@@ -167,10 +148,9 @@ func (s *SharedObject) Peek() runtime.Object {
 	}
 	obj, err := s.stored.decode(s.stored.data, s.stored.rev)
 	if err != nil {
-		// The same bytes decoded when they were shared, or their envelope
-		// was checked (ShareUndecoded), and decoding is a function of the
-		// bytes.
-		panic(fmt.Sprintf("decoding a shared object: %v", err))
+		// The same bytes decoded when they were shared, and decoding is a
+		// function of the bytes.
+		panic(fmt.Sprintf("decoding a shared object again: %v", err))
 	}
 	s.obj.Store(&decodedObject{obj})
 	return obj
@@ -184,7 +164,7 @@ func (s *SharedObject) AtRevision(rev int64) (*SharedObject, bool) {
 	if s.stored == nil {
 		return nil, false
 	}
-	at := &SharedObject{size: s.size, stored: &storedForm{key: s.stored.key, data: s.stored.data, rev: rev, decode: s.stored.decode}}
+	at := &SharedObject{size: s.size, stored: &storedForm{data: s.stored.data, rev: rev, decode: s.stored.decode}}
 	at.mem.Store(s.mem.Load())
 	return at, true
 }

@@ -2,7 +2,6 @@ package generic
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -164,16 +163,6 @@ type defaultingCodec struct {
 	storage.Codec
 	defaults func(runtime.Object)
 }
-
-// CheckEnvelope is the stored codec's, when it has one.
-func (c defaultingCodec) CheckEnvelope(data []byte) error {
-	if ec, ok := c.Codec.(storage.EnvelopeChecker); ok {
-		return ec.CheckEnvelope(data)
-	}
-	return errNoEnvelopeCheck
-}
-
-var errNoEnvelopeCheck = errors.New("the stored codec does not check envelopes")
 
 func (c defaultingCodec) Decode(data []byte) (runtime.Object, error) {
 	obj, err := c.Codec.Decode(data)

@@ -405,9 +405,6 @@ func peek(obj runtime.Object) runtime.Object {
 }
 
 func (c *Cache) keyOf(obj runtime.Object) (string, error) {
-	if s, ok := obj.(*storage.SharedObject); ok && s.Key() != "" {
-		return s.Key(), nil
-	}
 	m, err := meta.Accessor(peek(obj))
 	if err != nil {
 		return "", err
@@ -472,9 +469,6 @@ func (c *Cache) applyDelete(t *storage.Tombstone) error {
 		c.advance(t.Revision)
 		return nil
 	}
-	// Estimated before the copy, which takes the estimate along: the
-	// delete event counts the memory the last state frees.
-	last.MemSize()
 	deleted := share(withRV(last, t.Revision))
 	// Decoded here, before the watchers get it, as etcd's previous state
 	// was: a watcher that reacts to the delete (the server's own, which
@@ -486,18 +480,12 @@ func (c *Cache) applyDelete(t *storage.Tombstone) error {
 // applyEvent records ev and hands it to the watchers.
 func (c *Cache) applyEvent(ev *event) error {
 	key, rv := ev.key, ev.rv
-	// The state ev replaces is estimated here, outside the lock, for when
-	// the ring is all that holds it; ev's own object is estimated only
-	// when it is replaced in turn, so that an object nobody reads is not
-	// decoded for it. Only this goroutine changes the items.
-	c.mu.RLock()
-	prev := c.items[key]
-	c.mu.RUnlock()
-	if prev != nil {
-		prev.MemSize()
-	}
+	// Estimated here, outside the lock, for when the ring is all that
+	// holds the object.
+	ev.obj.MemSize()
 	ent := &entry{key: key, obj: ev.obj}
 	c.mu.Lock()
+	prev := c.items[key]
 	if ev.typ == watch.Deleted {
 		delete(c.items, key)
 		c.sorted.Delete(ent)

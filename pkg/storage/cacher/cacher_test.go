@@ -8,14 +8,11 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/cronplane/cronplane/pkg/codec"
 	"github.com/cronplane/cronplane/pkg/etcdserver"
 	"github.com/cronplane/cronplane/pkg/etcdserver/etcdtest"
 	"github.com/cronplane/cronplane/pkg/storage"
@@ -601,70 +598,5 @@ func TestCache_ObjectNobodyReadsIsKeptAsItsStoredBytes(t *testing.T) {
 	version, _ := rv.ResourceVersion(got)
 	if name != "a" || version != want {
 		t.Errorf("decoded again: %s at %s, want a at %s", name, version, want)
-	}
-}
-
-// countingCodec counts the decodes of the suite's codec.
-type countingCodec struct {
-	storage.Codec
-	decodes atomic.Int64
-}
-
-func (c *countingCodec) Decode(data []byte) (runtime.Object, error) {
-	c.decodes.Add(1)
-	return c.Codec.Decode(data)
-}
-
-func (c *countingCodec) CheckEnvelope(data []byte) error {
-	return c.Codec.(storage.EnvelopeChecker).CheckEnvelope(data)
-}
-
-func TestCache_WrittenObjectIsDecodedOnlyWhenRead(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cc := &countingCodec{Codec: storagetest.Codec()}
-	prefix := "/" + t.Name() + "/"
-	c := cacher.New(etcd3.New(etcd.Client(), cc, storagetest.NewObject), prefix, storagetest.NewObject, cacher.Config{})
-	t.Cleanup(c.Stop)
-	if _, err := c.List(ctx, prefix, storage.ListOptions{Mode: storage.ReadAny}); err != nil {
-		t.Fatal(err)
-	}
-	data, err := storagetest.Codec().Encode(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns"}, Data: map[string]string{"k": "v"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	put, err := etcd.Client().Put(ctx, prefix+"ns/a", string(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := cc.decodes.Load()
-	got, err := c.Get(ctx, prefix+"ns/a", storage.GetOptions{Mode: storage.ReadNotOlderThan, ResourceVersion: put.Header.Revision})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := cc.decodes.Load() - before; n != 0 {
-		t.Errorf("%d decodes before anyone read the object, want 0", n)
-	}
-	cm, ok := storage.Unwrap(got).(*corev1.ConfigMap)
-	if !ok || cm.Name != "a" || cm.Data["k"] != "v" || cm.ResourceVersion != fmt.Sprint(put.Header.Revision) {
-		t.Fatalf("read %#v, want a with k=v at %d", storage.Unwrap(got), put.Header.Revision)
-	}
-	if n := cc.decodes.Load() - before; n != 1 {
-		t.Errorf("%d decodes once read, want 1", n)
-	}
-	// Bytes of another kind are decoded at once, and the failure is the
-	// cache's to report, as before.
-	other, _ := codec.Protobuf(schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, func() runtime.Object { return &corev1.Secret{} }).
-		Encode(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "ns"}})
-	before = cc.decodes.Load()
-	if _, err := etcd.Client().Put(ctx, prefix+"ns/b", string(other)); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for cc.decodes.Load() == before {
-		if time.Now().After(deadline) {
-			t.Fatal("bytes of another kind were not decoded at once")
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

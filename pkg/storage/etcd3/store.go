@@ -707,14 +707,6 @@ func (w *watcher) run(ctx context.Context, s *Store, key string, opts storage.Wa
 				}
 				continue
 			}
-			if knowsPrevious {
-				if e, ok := s.undecoded(ev); ok {
-					if !w.send(ctx, e) {
-						return
-					}
-					continue
-				}
-			}
 			e, ok, err := s.convert(ev, opts.Predicate)
 			if err != nil {
 				w.fail(ctx, err)
@@ -743,25 +735,6 @@ func (s *Store) getAsList(ctx context.Context, key string, pred storage.Selectio
 		}
 	}
 	return res, nil
-}
-
-// undecoded is the event of a put, as convert gives it to a watcher that
-// knows the previous state and filters nothing (a watch cache), with the
-// object left undecoded for its first reader: a cache decodes only what
-// is read, and the objects it keeps take their stored bytes until then.
-// It is false when the codec cannot check the bytes without decoding
-// them, or they are not of its kind: convert then decodes at once, and
-// reports what fails.
-func (s *Store) undecoded(ev *clientv3.Event) (watch.Event, bool) {
-	ec, ok := s.codec.(storage.EnvelopeChecker)
-	if !ok || ev.Type != clientv3.EventTypePut || ec.CheckEnvelope(ev.Kv.Value) != nil {
-		return watch.Event{}, false
-	}
-	obj := storage.ShareUndecoded(string(ev.Kv.Key), ev.Kv.Value, ev.Kv.ModRevision, s.decode)
-	if ev.IsCreate() {
-		return watch.Event{Type: watch.Added, Object: obj}, true
-	}
-	return watch.Event{Type: watch.Modified, Object: obj}, true
 }
 
 // convert turns an etcd event into the watch event a watcher with pred
