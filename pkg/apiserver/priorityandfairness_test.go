@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,6 +122,18 @@ func TestPriorityAndFairness_FloodOfOneUserDoesNotStarveAnother(t *testing.T) {
 				default:
 				}
 				a, err := w.write("alice-token", 500*time.Millisecond)
+				if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
+					// A request timed out before its body was all read
+					// (a loaded machine) has its connection closed after
+					// the 504; the rest of the body, still coming, makes
+					// the close a reset that can overtake the answer.
+					// Counted as code 0; the flood dials anew.
+					w.close()
+					mu.Lock()
+					codes[0]++
+					mu.Unlock()
+					continue
+				}
 				if err != nil {
 					t.Error(err)
 					return
