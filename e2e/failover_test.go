@@ -184,10 +184,10 @@ func loadBalancerApiserverStoppedFor60sWritesFailOverAndNoJobIsMissed(t *testing
 	// pod is being created.
 	inQuietPartOfMinute(t)
 	stopped := time.Now()
-	composeT(t, "stop", "apiserver-0")
+	serviceT(t, "stop", "apiserver-0")
 	t.Logf("apiserver-0 stopped (SIGTERM, shutdown delay 2s) in %v", time.Since(stopped).Round(time.Millisecond))
 	time.Sleep(60*time.Second - time.Since(stopped))
-	composeT(t, "start", "apiserver-0")
+	serviceT(t, "start", "apiserver-0")
 	started := time.Now()
 	if err := waitReady("apiserver-0", 120*time.Second); err != nil {
 		t.Fatal(err)
