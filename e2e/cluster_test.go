@@ -100,7 +100,11 @@ func run(m *testing.M) int {
 // composeDown removes the cluster. Docker 20.10 can keep counting an
 // endpoint of a container already gone on a network, and then refuses to
 // remove it, which would fail every later run on that engine: such
-// endpoints are disconnected by force and down is tried once more.
+// endpoints are disconnected by force and down is tried once more. When
+// the engine names no container on the network (the stale endpoint is in
+// its memory only), the network stays, and the next up reuses it; down
+// stops at the networks, before the volumes, so those are removed here:
+// else the next cluster would start on this one's etcd data.
 func composeDown() (string, error) {
 	out, err := compose("down", "-v", "--remove-orphans")
 	if err == nil || !strings.Contains(out, "active endpoints") {
@@ -109,7 +113,27 @@ func composeDown() (string, error) {
 	if dout, derr := disconnectEndpoints(); derr != nil {
 		return out + dout, derr
 	}
-	return compose("down", "-v", "--remove-orphans")
+	out, err = compose("down", "-v", "--remove-orphans")
+	if err == nil || !strings.Contains(out, "active endpoints") {
+		return out, err
+	}
+	vout, verr := removeVolumes()
+	if verr != nil {
+		return out + vout, verr
+	}
+	fmt.Printf("a network of project %s keeps an endpoint no container holds: it stays, its volumes are removed\n%s%s", projectName(), out, vout)
+	return out + vout, nil
+}
+
+// removeVolumes removes the compose project's volumes.
+func removeVolumes() (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	vols, err := execOut(ctx, "docker", "volume", "ls", "-q", "--filter", "label=com.docker.compose.project="+projectName())
+	if err != nil || len(strings.Fields(vols)) == 0 {
+		return vols, err
+	}
+	return execOut(ctx, "docker", append([]string{"volume", "rm"}, strings.Fields(vols)...)...)
 }
 
 // disconnectEndpoints disconnects by force every endpoint on the compose
