@@ -100,7 +100,11 @@ func run(m *testing.M) int {
 // composeDown removes the cluster. Docker 20.10 can keep counting an
 // endpoint of a container already gone on a network, and then refuses to
 // remove it, which would fail every later run on that engine: such
-// endpoints are disconnected by force and down is tried once more.
+// endpoints are disconnected by force and down is tried once more. When
+// the engine names no container on the network (the stale endpoint is in
+// its memory only), the network stays, and the next up reuses it; down
+// stops at the networks, before the volumes, so those are removed here:
+// else the next cluster would start on this one's etcd data.
 func composeDown() (string, error) {
 	out, err := compose("down", "-v", "--remove-orphans")
 	if err == nil || !strings.Contains(out, "active endpoints") {
@@ -109,7 +113,27 @@ func composeDown() (string, error) {
 	if dout, derr := disconnectEndpoints(); derr != nil {
 		return out + dout, derr
 	}
-	return compose("down", "-v", "--remove-orphans")
+	out, err = compose("down", "-v", "--remove-orphans")
+	if err == nil || !strings.Contains(out, "active endpoints") {
+		return out, err
+	}
+	vout, verr := removeVolumes()
+	if verr != nil {
+		return out + vout, verr
+	}
+	fmt.Printf("a network of project %s keeps an endpoint no container holds: it stays, its volumes are removed\n%s%s", projectName(), out, vout)
+	return out + vout, nil
+}
+
+// removeVolumes removes the compose project's volumes.
+func removeVolumes() (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	vols, err := execOut(ctx, "docker", "volume", "ls", "-q", "--filter", "label=com.docker.compose.project="+projectName())
+	if err != nil || len(strings.Fields(vols)) == 0 {
+		return vols, err
+	}
+	return execOut(ctx, "docker", append([]string{"volume", "rm"}, strings.Fields(vols)...)...)
 }
 
 // disconnectEndpoints disconnects by force every endpoint on the compose
@@ -174,32 +198,68 @@ func docker(t *testing.T, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func composeT(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := compose(args...); err != nil {
-		t.Fatalf("compose %v: %v\n%s", args, err, out)
+// serviceContainers are the ids of services' containers, found by the
+// labels compose gives them. The cases stop, start and find containers
+// with the docker CLI, which answers in tens of milliseconds, as compose
+// stop and start would (docker stop waits the same 10 s before SIGKILL):
+// docker-compose v1, in Python, takes a second or more for each command
+// on the loaded machine, and the suite runs dozens.
+func serviceContainers(services ...string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var ids []string
+	for _, s := range services {
+		out, err := execOut(ctx, "docker", "ps", "-aq", "--filter", "label=com.docker.compose.project="+projectName(),
+			"--filter", "label=com.docker.compose.service="+s)
+		if err != nil {
+			return nil, fmt.Errorf("containers of %s: %v %s", s, err, out)
+		}
+		if len(strings.Fields(out)) != 1 {
+			return nil, fmt.Errorf("containers of %s: %q, want one", s, out)
+		}
+		ids = append(ids, strings.TrimSpace(out))
 	}
+	return ids, nil
+}
+
+// serviceT stops or starts services' containers ("stop", "start").
+func serviceT(t *testing.T, action string, services ...string) {
+	t.Helper()
+	ids, err := serviceContainers(services...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docker(t, append([]string{action}, ids...)...)
 }
 
 // container is the id of a service's container, whichever compose named it.
 func container(t *testing.T, service string) string {
 	t.Helper()
-	out, err := compose("ps", "-q", service)
-	id := strings.TrimSpace(out)
-	if err != nil || id == "" {
-		t.Fatalf("no container for %s: %v %s", service, err, out)
+	ids, err := serviceContainers(service)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return id
+	return ids[0]
 }
 
 // restartOnExit starts services again when the test ends, whatever its
 // outcome, and waits for both apiservers: a test that fails half-way
 // through a fault leaves the cluster whole for the tests after it.
-// compose start leaves running services alone.
+// docker start leaves running containers alone.
 func restartOnExit(t *testing.T, services ...string) {
 	t.Cleanup(func() {
-		if out, err := compose(append([]string{"start"}, services...)...); err != nil {
-			t.Logf("compose start %v: %v\n%s", services, err, out)
+		ids, err := serviceContainers(services...)
+		if err == nil {
+			var out string
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			out, err = execOut(ctx, "docker", append([]string{"start"}, ids...)...)
+			cancel()
+			if err != nil {
+				err = fmt.Errorf("%v %s", err, out)
+			}
+		}
+		if err != nil {
+			t.Logf("starting %v again: %v", services, err)
 		}
 		for _, c := range []string{"apiserver-0", "apiserver-1"} {
 			if err := waitReady(c, 120*time.Second); err != nil {

@@ -141,7 +141,11 @@ func TestRuntimeConfig_RollingBatchOffAndOnKeepsTheObjects(t *testing.T) {
 	}
 	eventually(t, 60*time.Second, "the cronjob controller reporting itself disabled", func() bool {
 		for _, cm := range []string{"controller-manager-0", "controller-manager-1"} {
-			out, _ := compose("logs", "--tail=200", cm)
+			ids, err := serviceContainers(cm)
+			if err != nil {
+				continue
+			}
+			out, _ := execOut(ctx, "docker", "logs", "--tail=200", ids[0])
 			if strings.Contains(out, "Controller is disabled") && strings.Contains(out, "cronjob") {
 				return true
 			}

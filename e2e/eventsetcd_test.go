@@ -100,7 +100,7 @@ func TestEventsEtcd_EventsLandOnEtcdEvents(t *testing.T) {
 		}
 	}
 
-	composeT(t, "stop", "etcd-events")
+	serviceT(t, "stop", "etcd-events")
 	notReady := eventually(t, 60*time.Second, "/readyz of apiserver-0 failing on etcd-override-0", func() bool {
 		ok, out := readyz("apiserver-0")
 		return !ok && strings.Contains(out, "[-]etcd-override-0 failed") && strings.Contains(out, "[+]etcd ok")
@@ -110,7 +110,7 @@ func TestEventsEtcd_EventsLandOnEtcdEvents(t *testing.T) {
 	if _, err := direct.CoreV1().ConfigMaps("e2e-events").Create(ctx, configMap("goes-on", "x"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("a ConfigMap write with etcd-events stopped: %v", err)
 	}
-	composeT(t, "start", "etcd-events")
+	serviceT(t, "start", "etcd-events")
 	back := eventually(t, 60*time.Second, "an Event write after etcd-events restarted", func() bool {
 		_, err := c.CoreV1().Events("e2e-events").Create(ctx, &corev1.Event{
 			ObjectMeta:     metav1.ObjectMeta{GenerateName: "after-"},

@@ -45,8 +45,7 @@ func nextEvent(t *testing.T, w watch.Interface, limit time.Duration) watch.Event
 	return watch.Event{}
 }
 
-func TestCluster_WritesThroughOneApiserverAreReadAndWatchedThroughTheOther(t *testing.T) {
-	t.Parallel()
+func clusterWritesThroughOneApiserverAreReadAndWatchedThroughTheOther(t *testing.T) {
 	logsOnFailure(t)
 	c0, c1 := client(t, "apiserver-0"), client(t, "apiserver-1")
 	ctx := context.Background()
@@ -92,7 +91,7 @@ func TestEtcd_OneMemberDownIsServedQuorumLossFailsClearlyAndRecovers(t *testing.
 	}
 	defer func() { w.Stop() }()
 
-	composeT(t, "stop", "etcd-2")
+	serviceT(t, "stop", "etcd-2")
 	start := time.Now()
 	for i := 0; i < 10; i++ {
 		if _, err := cms.Create(ctx, configMap(fmt.Sprintf("one-down-%d", i), "x"), metav1.CreateOptions{}); err != nil {
@@ -103,10 +102,10 @@ func TestEtcd_OneMemberDownIsServedQuorumLossFailsClearlyAndRecovers(t *testing.
 		}
 	}
 	t.Logf("one etcd member down: 10 writes and reads in %v", time.Since(start).Round(time.Millisecond))
-	composeT(t, "start", "etcd-2")
+	serviceT(t, "start", "etcd-2")
 	// Caught up: with etcd-0 stopped, a write commits only once etcd-2
 	// holds the whole log, the writes it missed included.
-	composeT(t, "stop", "etcd-0")
+	serviceT(t, "stop", "etcd-0")
 	caughtUp := eventually(t, 60*time.Second, "a write on etcd-1 and the restarted etcd-2", func() bool {
 		_, err := cms.Create(ctx, configMap("caught-up", "x"), metav1.CreateOptions{})
 		return err == nil || apierrors.IsAlreadyExists(err)
@@ -117,9 +116,9 @@ func TestEtcd_OneMemberDownIsServedQuorumLossFailsClearlyAndRecovers(t *testing.
 		}
 	}
 	t.Logf("etcd-2 restarted and caught up: with etcd-0 stopped, a write committed after %v and the writes it missed read back", caughtUp.Round(time.Millisecond))
-	composeT(t, "start", "etcd-0")
+	serviceT(t, "start", "etcd-0")
 
-	composeT(t, "stop", "etcd-1", "etcd-2")
+	serviceT(t, "stop", "etcd-1", "etcd-2")
 	// A client that outwaits the server, so that a slow answer is seen
 	// as what the server answered and when, not as the client giving up.
 	patient := restConfig(t, "apiserver-0")
@@ -147,7 +146,7 @@ func TestEtcd_OneMemberDownIsServedQuorumLossFailsClearlyAndRecovers(t *testing.
 	})
 	t.Logf("quorum lost: /readyz of apiserver-0 failed on etcd within %v", notReady.Round(time.Millisecond))
 
-	composeT(t, "start", "etcd-1", "etcd-2")
+	serviceT(t, "start", "etcd-1", "etcd-2")
 	restored := time.Now()
 	eventually(t, 90*time.Second, "writes resuming", func() bool {
 		_, err := cms.Create(ctx, configMap("quorum-back", "x"), metav1.CreateOptions{})
@@ -244,7 +243,7 @@ func TestApiserver_Kill9DuringWritesLosesNoAcknowledgedWrite(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	close(stop)
 	wg.Wait()
-	composeT(t, "start", "apiserver-0")
+	serviceT(t, "start", "apiserver-0")
 	if err := waitReady("apiserver-0", 120*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +289,7 @@ func leader(t *testing.T, c kubernetes.Interface) string {
 	return host
 }
 
-func TestControllerManager_LeaderStopsTheOtherTakesOverAndCronJobsGoOn(t *testing.T) {
+func controllerManagerLeaderStopsTheOtherTakesOverAndCronJobsGoOn(t *testing.T) {
 	restartOnExit(t, "controller-manager-0", "controller-manager-1")
 	logsOnFailure(t)
 	ctx := context.Background()
@@ -302,6 +301,10 @@ func TestControllerManager_LeaderStopsTheOtherTakesOverAndCronJobsGoOn(t *testin
 	var first string
 	eventually(t, 30*time.Second, "a leader", func() bool { first = leader(t, c); return first != "" })
 
+	// The twenty CronJobs' case runs meanwhile (TestOverlapped): both
+	// failovers begin clear of the minute's turn, when no pod is being
+	// created.
+	inQuietPartOfMinute(t)
 	docker(t, "kill", "-s", "TERM", container(t, first))
 	took := eventually(t, 30*time.Second, "the other taking the Lease after SIGTERM", func() bool {
 		l := leader(t, c)
@@ -309,7 +312,7 @@ func TestControllerManager_LeaderStopsTheOtherTakesOverAndCronJobsGoOn(t *testin
 	})
 	second := leader(t, c)
 	t.Logf("SIGTERM to %s: %s took the Lease after %v (lease duration %s)", first, second, took.Round(time.Millisecond), suiteEnv["LEASE_DURATION"])
-	composeT(t, "start", first)
+	serviceT(t, "start", first)
 
 	docker(t, "kill", "-s", "KILL", container(t, second))
 	took = eventually(t, 30*time.Second, "the other taking the Lease after kill -9", func() bool {
@@ -317,7 +320,7 @@ func TestControllerManager_LeaderStopsTheOtherTakesOverAndCronJobsGoOn(t *testin
 		return l != "" && l != second
 	})
 	t.Logf("kill -9 of %s: %s took the Lease after %v (lease duration %s)", second, leader(t, c), took.Round(time.Millisecond), suiteEnv["LEASE_DURATION"])
-	composeT(t, "start", second)
+	serviceT(t, "start", second)
 
 	// The new leader goes on: a Job for a scheduled time after the
 	// second failover appears.

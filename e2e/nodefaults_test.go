@@ -161,7 +161,7 @@ func TestNodeAgent_Kill9DuringAJobNeverRunsItsContainerTwiceAndTheJobCompletes(t
 	killed := time.Now()
 	t.Logf("kill -9 of %s's agent %v after its container %s started", node, killed.Sub(before.State.Running.StartedAt.Time).Round(time.Millisecond), before.ContainerID)
 	time.Sleep(2 * time.Second)
-	composeT(t, "start", node)
+	serviceT(t, "start", node)
 	started := time.Now()
 	var done *batchv1.Job
 	took := eventually(t, 90*time.Second, "the Job Complete", func() bool {
@@ -269,7 +269,7 @@ func TestNode_StoppedItsPodsAreReplacedOnTheOtherNodeWithinTheToleration(t *test
 	}
 	cordon(false)
 
-	composeT(t, "stop", "node-0")
+	serviceT(t, "stop", "node-0")
 	stopped := time.Now()
 	// The agent's last renewal: the grace period runs from there.
 	lease, err := c.CoordinationV1().Leases("kube-node-lease").Get(ctx, "node-0", metav1.GetOptions{})
@@ -351,7 +351,7 @@ func TestNode_StoppedItsPodsAreReplacedOnTheOtherNodeWithinTheToleration(t *test
 
 	// Back: node-0's agent finds the pods deleted, stops their
 	// containers and removes them for good.
-	composeT(t, "start", "node-0")
+	serviceT(t, "start", "node-0")
 	back := time.Now()
 	ready := nodesReady(t, c, 90*time.Second)
 	eventually(t, 60*time.Second, "the evicted pods gone, their containers removed", func() bool {

@@ -39,8 +39,7 @@ func removePods() (string, error) {
 	return execOut(ctx, "docker", append([]string{"rm", "-f"}, ids...)...)
 }
 
-func TestCluster_JobRunsOnANodeAgentAndItsLogIsServed(t *testing.T) {
-	t.Parallel()
+func clusterJobRunsOnANodeAgentAndItsLogIsServed(t *testing.T) {
 	logsOnFailure(t)
 	ctx := context.Background()
 	c := client(t, "apiserver-1")
@@ -111,8 +110,7 @@ func execOut(ctx context.Context, name string, args ...string) (string, error) {
 	return string(out), err
 }
 
-func TestCluster_READMECronJobRunsAndItsLogPrintsHi(t *testing.T) {
-	t.Parallel()
+func clusterREADMECronJobRunsAndItsLogPrintsHi(t *testing.T) {
 	logsOnFailure(t)
 	ctx := context.Background()
 	c := client(t, "apiserver-0")

@@ -16,8 +16,7 @@ import (
 // Each apiserver, bound to every interface, advertises its own address on
 // the cluster network: the kubernetes Endpoints list both, on the secure
 // port, as kube's lease reconciler keeps them.
-func TestKubernetesService_EndpointsListBothApiservers(t *testing.T) {
-	t.Parallel()
+func kubernetesServiceEndpointsListBothApiservers(t *testing.T) {
 	logsOnFailure(t)
 	ctx := context.Background()
 	c := client(t, "apiserver-0")

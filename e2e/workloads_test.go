@@ -76,9 +76,8 @@ func quantiles(ds []time.Duration) (p50, max time.Duration) {
 // Twenty CronJobs every minute for three scheduled times: every Job is
 // Complete with one pod and no failure, each CronJob has exactly one Job
 // per scheduled time, and every pod's log is readable and what it
-// printed. Runs in parallel with the cases that leave the cluster whole.
-func TestCronJobs_TwentyEveryMinuteForThreeMinutesEachRunOnceAndLogged(t *testing.T) {
-	t.Parallel()
+// printed. It runs through the faults of TestOverlapped.
+func cronJobsTwentyEveryMinuteForThreeMinutesEachRunOnceAndLogged(t *testing.T) {
 	logsOnFailure(t)
 	ctx := context.Background()
 	c := client(t, "apiserver-lb")
@@ -228,8 +227,7 @@ func TestCronJobs_TwentyEveryMinuteForThreeMinutesEachRunOnceAndLogged(t *testin
 // failed pod after kube's backoff (10 s, then 20 s, from the failed
 // container's finish) until backoffLimit, then fails with
 // BackoffLimitExceeded.
-func TestJob_ContainerOverItsMemoryLimitIsOOMKilledAndTheBackoffApplies(t *testing.T) {
-	t.Parallel()
+func jobContainerOverItsMemoryLimitIsOOMKilledAndTheBackoffApplies(t *testing.T) {
 	logsOnFailure(t)
 	ctx := context.Background()
 	c := client(t, "apiserver-lb")

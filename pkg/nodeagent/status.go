@@ -23,10 +23,14 @@ type observed struct {
 }
 
 // terminated is the state of an exited instance, with the reason the
-// kubelet gives it.
+// kubelet gives it. One the engine failed to start (its runtime's error
+// recorded, exit code 128) is StartError, as containerd's CRI reports it
+// and the kubelet passes on.
 func terminated(c engine.Container, message string) *corev1.ContainerStateTerminated {
 	reason := "Error"
 	switch {
+	case c.Error != "":
+		reason = "StartError"
 	case c.OOMKilled:
 		reason = "OOMKilled"
 	case c.ExitCode == 0:
