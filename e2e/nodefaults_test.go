@@ -88,8 +88,18 @@ func podContainers(t *testing.T, uid types.UID) []engineContainer {
 	out := docker(t, "ps", "-aq", "--no-trunc", "--filter", "label=io.kubernetes.pod.uid="+string(uid))
 	var cs []engineContainer
 	for _, id := range strings.Fields(out) {
-		f := strings.Fields(docker(t, "inspect", "-f",
-			`{{index .Config.Labels "io.kubernetes.container.name"}} {{index .Config.Labels "io.kubernetes.container.restartCount"}} {{.RestartCount}} {{.State.StartedAt}}`, id))
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		info, err := execOut(ctx, "docker", "inspect", "-f",
+			`{{index .Config.Labels "io.kubernetes.container.name"}} {{index .Config.Labels "io.kubernetes.container.restartCount"}} {{.RestartCount}} {{.State.StartedAt}}`, id)
+		cancel()
+		switch {
+		case err != nil && strings.Contains(info, "No such object"):
+			// Removed by its agent since the listing.
+			continue
+		case err != nil:
+			t.Fatalf("docker inspect %s: %v\n%s", id, err, info)
+		}
+		f := strings.Fields(info)
 		if len(f) != 4 || f[0] == "POD" {
 			continue
 		}
