@@ -112,12 +112,19 @@ func (c *Controller) Sync(ctx context.Context, crd *apiextensionsv1.CustomResour
 	established := status.Condition(apiextensionsv1.Established)
 	switch {
 	case established != nil && established.Status == apiextensionsv1.ConditionTrue:
-	case accepted.Status == apiextensionsv1.ConditionTrue:
-		// kube goes through Installing to Established once the handler
-		// serves the names; the server installs before it calls Sync.
+	case accepted.Status == apiextensionsv1.ConditionTrue && crd.Status.IsTrue(apiextensionsv1.NamesAccepted):
+		// The server installs the names it sees accepted before it calls
+		// Sync: they are served now.
 		status.SetCondition(apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Established,
 			Status: apiextensionsv1.ConditionTrue, LastTransitionTime: metav1.Now(),
 			Reason: "InitialNamesAccepted", Message: "the initial names have been accepted"})
+	case accepted.Status == apiextensionsv1.ConditionTrue:
+		// As kube, the names go out first and Established follows once
+		// they are served, so that a client that waits for it never finds
+		// the resource missing.
+		status.SetCondition(apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Established,
+			Status: apiextensionsv1.ConditionFalse, LastTransitionTime: metav1.Now(),
+			Reason: "Installing", Message: "the initial names have been accepted"})
 	default:
 		status.SetCondition(apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Established,
 			Status: apiextensionsv1.ConditionFalse, LastTransitionTime: metav1.Now(),

@@ -117,3 +117,29 @@ func TestSync_NonStructuralSchemaConditionAsKube(t *testing.T) {
 		})
 	}
 }
+
+// TestSync_EstablishedOnlyOnceTheAcceptedNamesCameBack: the names are
+// accepted first, with Established False (Installing); Established turns
+// True only on the Sync of the definition with its names accepted, which
+// the server has installed before calling Sync.
+func TestSync_EstablishedOnlyOnceTheAcceptedNamesCameBack(t *testing.T) {
+	crd := crdWithVersions(apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1", Served: true, Storage: true})
+	client := &statusClient{}
+	c := &Controller{Client: client}
+	all := []*apiextensionsv1.CustomResourceDefinition{crd}
+	if err := c.Sync(context.Background(), crd, all); err != nil {
+		t.Fatal(err)
+	}
+	first := client.written[len(client.written)-1]
+	est := first.Status.Condition(apiextensionsv1.Established)
+	if !first.Status.IsTrue(apiextensionsv1.NamesAccepted) || est == nil || est.Status != apiextensionsv1.ConditionFalse || est.Reason != "Installing" {
+		t.Fatalf("first write: names accepted %v, Established %+v; want accepted and Installing", first.Status.IsTrue(apiextensionsv1.NamesAccepted), est)
+	}
+	if err := c.Sync(context.Background(), first, []*apiextensionsv1.CustomResourceDefinition{first}); err != nil {
+		t.Fatal(err)
+	}
+	second := client.written[len(client.written)-1]
+	if est := second.Status.Condition(apiextensionsv1.Established); est == nil || est.Status != apiextensionsv1.ConditionTrue || est.Reason != "InitialNamesAccepted" {
+		t.Fatalf("second write: Established %+v, want True InitialNamesAccepted", est)
+	}
+}

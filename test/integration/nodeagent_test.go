@@ -451,22 +451,31 @@ func TestNodeAgent_AgentKilledAndRestartedAdoptsItsContainersAndRemovesThoseOfPo
 	}
 }
 
+// agentAndNamespace runs the controllers a pod's token volume needs and
+// an agent on a new node, and returns a namespace where the default
+// service account and kube-root-ca.crt exist.
+func agentAndNamespace(t *testing.T, prefix string) (*engine.Docker, string, string) {
+	t.Helper()
+	eng := needEngine(t)
+	runManager(t, true, "serviceaccount-controller", "root-ca-certificate-publisher-controller")
+	node := "agent-" + rand.String(5)
+	removeNodeContainers(t, eng, node)
+	runAgent(t, node, t.TempDir(), eng)
+	ns := newNamespace(t, prefix)
+	waitFor(t, "the default service account and kube-root-ca.crt", func() (bool, error) {
+		_, err1 := getAccount(ns, "default")
+		_, err2 := srv.Client.CoreV1().ConfigMaps(ns).Get(context.Background(), "kube-root-ca.crt", metav1.GetOptions{})
+		return err1 == nil && err2 == nil, nil
+	})
+	return eng, node, ns
+}
+
 // The containers of a pod share its sandbox's network namespace: one
 // reaches the other on localhost, and the pod's IP, also in the first
 // container's downward API, is the sandbox's.
 func TestNodeAgent_ContainersOfAPodShareLocalhost(t *testing.T) {
-	eng := needEngine(t)
-	runManager(t, true, "serviceaccount-controller", "root-ca-certificate-publisher-controller")
+	eng, node, ns := agentAndNamespace(t, "nodeagent-netns")
 	ctx := context.Background()
-	node := "agent-" + rand.String(5)
-	removeNodeContainers(t, eng, node)
-	runAgent(t, node, t.TempDir(), eng)
-	ns := newNamespace(t, "nodeagent-netns")
-	waitFor(t, "the default service account and kube-root-ca.crt", func() (bool, error) {
-		_, err1 := getAccount(ns, "default")
-		_, err2 := srv.Client.CoreV1().ConfigMaps(ns).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
-		return err1 == nil && err2 == nil, nil
-	})
 	pod := agentPod("pair", node, corev1.RestartPolicyNever, `echo "$POD_IP" > /dev/termination-log; nc -l -p 8080 >> /dev/termination-log`)
 	pod.Spec.Containers[0].Name = "server"
 	pod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}}
@@ -500,18 +509,8 @@ func TestNodeAgent_ContainersOfAPodShareLocalhost(t *testing.T) {
 }
 
 func TestNodeAgent_ExecRunsInTheRunningContainerThroughTheApiserver(t *testing.T) {
-	eng := needEngine(t)
-	runManager(t, true, "serviceaccount-controller", "root-ca-certificate-publisher-controller")
+	_, node, ns := agentAndNamespace(t, "nodeagent-exec")
 	ctx := context.Background()
-	node := "agent-" + rand.String(5)
-	removeNodeContainers(t, eng, node)
-	runAgent(t, node, t.TempDir(), eng)
-	ns := newNamespace(t, "nodeagent-exec")
-	waitFor(t, "the default service account and kube-root-ca.crt", func() (bool, error) {
-		_, err1 := getAccount(ns, "default")
-		_, err2 := srv.Client.CoreV1().ConfigMaps(ns).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
-		return err1 == nil && err2 == nil, nil
-	})
 	if _, err := srv.Client.CoreV1().Pods(ns).Create(ctx, agentPod("shell", node, corev1.RestartPolicyNever, "echo started > /mark; sleep 600"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
