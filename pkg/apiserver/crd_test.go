@@ -87,7 +87,9 @@ func TestCustomResourceDefinition_ServedStatusScaleTableAndCascadingDelete(t *te
 		t.Errorf("the new resource was served after %v, want under 2s", took)
 	}
 
-	// The definition's conditions, as kube sets them.
+	// The definition's conditions, as kube sets them: Established follows
+	// the names being served.
+	waitCondition(ctx, t, dyn, "gadgets.example.org", "Established", "True")
 	crd, err := dyn.Resource(crdsGVR).Get(ctx, "gadgets.example.org", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
